@@ -1,0 +1,32 @@
+# `make up` runs the farm locally; `make test` runs every check CI runs.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: up test lint typecheck pytest clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q 'torch==2.13.0'
+	$(PY) -m pip install -q -e '.[server,agent,dev]'
+	touch $(STAMP)
+
+up: $(STAMP)
+	$(PY) -m farm up
+
+test: $(STAMP) lint typecheck pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy farm agents leaderboard
+
+pytest: $(STAMP)
+	$(VENV)/bin/pytest -q $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

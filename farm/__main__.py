@@ -1,0 +1,5 @@
+import sys
+
+from farm.cli import main
+
+sys.exit(main())

@@ -1,0 +1,147 @@
+"""The problem format as Python objects. Problems are data: see docs/problem-format.md."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from farm.suite import formulas
+
+# Element sizes in bytes, by the dtype names problem files use (torch's names).
+DTYPE_SIZES: dict[str, int] = {
+    "float64": 8,
+    "float32": 4,
+    "float16": 2,
+    "bfloat16": 2,
+    "float8_e4m3fn": 1,
+    "float8_e5m2": 1,
+    "int64": 8,
+    "int32": 4,
+    "int16": 2,
+    "int8": 1,
+    "uint8": 1,
+    "bool": 1,
+}
+FLOAT_DTYPES = {"float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2"}
+
+CATEGORIES = (
+    "elementwise",
+    "activation",
+    "reduction",
+    "normalization",
+    "softmax",
+    "loss",
+    "gemm",
+    "attention",
+    "convolution",
+    "pooling",
+    "embedding",
+    "scan",
+    "topk",
+    "quantization",
+    "fused",
+)
+LANGUAGES = ("pytorch", "triton", "cuda", "hip")
+COMPUTE_UNITS = ("vector", "tensor")
+PASSES = ("forward", "backward")
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """One input or output: its shape in axis names (or ints/expressions) and its dtype.
+
+    `dtype` None means "the workload's dtype".
+    """
+
+    name: str
+    shape: tuple[str | int, ...]
+    dtype: str | None = None
+
+    def resolved_dtype(self, workload_dtype: str) -> str:
+        return self.dtype or workload_dtype
+
+    def resolved_shape(self, axes: dict[str, int]) -> tuple[int, ...]:
+        return tuple(int(formulas.evaluate(d, axes)) for d in self.shape)
+
+    def nbytes(self, axes: dict[str, int], workload_dtype: str) -> int:
+        n = 1
+        for d in self.resolved_shape(axes):
+            n *= d
+        return n * DTYPE_SIZES[self.resolved_dtype(workload_dtype)]
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Per element: |out - ref| <= atol + rtol * |ref| must hold for every element."""
+
+    atol: float
+    rtol: float
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One concrete shape of a problem, usually taken from a named real model."""
+
+    id: str
+    axes: dict[str, int]
+    dtype: str
+    model: str | None = None
+    source: str | None = None
+    small: bool = False  # small enough for the simulated NPU (about a second)
+
+    def variables(self) -> dict[str, float]:
+        return {**self.axes, "E": DTYPE_SIZES[self.dtype]}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A problem of a suite: metadata from problem.yaml plus the path of reference.py."""
+
+    name: str
+    category: str
+    description: str
+    signature: str
+    inputs: tuple[TensorSpec, ...]
+    outputs: tuple[TensorSpec, ...]
+    dtypes: tuple[str, ...]
+    tolerance: dict[str, Tolerance]
+    flops: str
+    compute_unit: str
+    bytes: str  # an expression, or "io": every input read once and every output written once
+    workloads: tuple[Workload, ...]
+    languages: tuple[str, ...] = LANGUAGES
+    pass_: str = "forward"
+    requires: tuple[str, ...] = ()  # hardware features, e.g. "fp8"
+    directory: Path = field(default=Path("."), compare=False)
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def reference_path(self) -> Path:
+        return self.directory / "reference.py"
+
+    def workload(self, workload_id: str) -> Workload:
+        for w in self.workloads:
+            if w.id == workload_id:
+                return w
+        from farm.errors import unknown
+
+        raise unknown("workload", workload_id, [w.id for w in self.workloads], self.name)
+
+    def flop_count(self, w: Workload) -> float:
+        """FLOPs of one call on workload `w`."""
+        return formulas.evaluate(self.flops, w.variables())
+
+    def io_bytes(self, w: Workload) -> int:
+        """Bytes of every input plus every output tensor of `w`."""
+        specs = (*self.inputs, *self.outputs)
+        return sum(s.nbytes(w.axes, w.dtype) for s in specs)
+
+    def compulsory_bytes(self, w: Workload) -> float:
+        """Fewest bytes one call must move through device memory on workload `w`."""
+        if self.bytes == "io":
+            return float(self.io_bytes(w))
+        return formulas.evaluate(self.bytes, w.variables())
+
+    def tolerance_for(self, dtype: str) -> Tolerance:
+        return self.tolerance[dtype]
