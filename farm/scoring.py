@@ -1,0 +1,206 @@
+"""Scores from times: the SOL score, the physical floor, aggregation, and noise-aware comparison.
+
+All times are in milliseconds. The definitions are in docs/hardware.md; in short:
+
+- SOL score (SOL-ExecBench): S = 1 / (1 + (T_k - T_SOL) / (T_b - T_SOL)); 0.5 at the baseline
+  time, 1 at SOL, tending to 0 for slow kernels. Clamped to [0, 1] (unclamped, it exceeds 1
+  below SOL and diverges at T_k = 2 T_SOL - T_b).
+- A time below T_SOL x FLOOR_SLACK is impossible and is never scored (`below_floor`).
+- A problem's workloads combine by geometric mean; a zero (a failed workload) makes it zero.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+# A time below T_SOL x FLOOR_SLACK is rejected as physically impossible. 5 % below the bound
+# rather than 0 %: the peaks are vendor figures rounded to 2-3 digits and one sheet can differ
+# from another for the same part by up to 4 % (B200 7.7 vs 8.0 TB/s, FP32 75 vs 80 TFLOP/s);
+# event timing quantises short kernels and carries about 1-2 % of run-to-run noise (see
+# shared/reference/field-notes.md). 5 % covers all of these together, while a time-collapsing
+# cheat (a shape driven to ~0) lands orders of magnitude below it.
+FLOOR_SLACK = 0.95
+
+# The two-sided 95 % normal quantile, for the large-sample median interval.
+_Z95 = 1.959963984540054
+# Below this many samples the order-statistic interval of the median cannot reach 95 %
+# coverage (with 5 samples, [min, max] covers the median with probability 1 - 2/32 = 0.94).
+MIN_SAMPLES_FOR_CI = 6
+
+
+def sol_score(t_k: float, t_sol: float, t_b: float) -> float:
+    """SOL score of a kernel time `t_k` against the bound `t_sol` and baseline time `t_b` (ms).
+
+    Clamped to [0, 1]: a kernel at or below T_SOL scores 1 (a time below the floor must be
+    rejected by the caller with `below_floor`, never scored). When the baseline is at or below
+    the bound (T_b <= T_SOL: the reference already runs at SOL, or the bound is loose for this
+    problem), the baseline gap is meaningless; the score falls back to the fraction of SOL,
+    T_SOL / T_k, which is the same formula with the gap T_b - T_SOL replaced by T_SOL (as if
+    the baseline took 2 T_SOL). Raises ValueError for non-positive or non-finite inputs.
+    """
+    _check_positive(t_k=t_k, t_sol=t_sol, t_b=t_b)
+    if t_k <= t_sol:
+        return 1.0
+    gap = t_b - t_sol if t_b > t_sol else t_sol
+    return _clamp(1.0 / (1.0 + (t_k - t_sol) / gap))
+
+
+def fraction_of_sol(t_k: float, t_sol: float) -> float:
+    """T_SOL / T_k: 1.0 at SOL, 0.5 at twice the bound (not clamped)."""
+    _check_positive(t_k=t_k, t_sol=t_sol)
+    return t_sol / t_k
+
+
+def speedup(t_base: float, t_k: float) -> float:
+    """How many times faster the kernel is than the baseline: T_base / T_k."""
+    _check_positive(t_base=t_base, t_k=t_k)
+    return t_base / t_k
+
+
+def below_floor(t_k: float, t_sol: float, slack: float = FLOOR_SLACK) -> bool:
+    """True when `t_k` (ms) is below `t_sol` x `slack`: faster than physically possible."""
+    if not 0 < slack <= 1:
+        raise ValueError(f"slack must be in (0, 1], got {slack}")
+    return t_k < t_sol * slack
+
+
+def aggregate(scores: Iterable[float]) -> float:
+    """Geometric mean of scores in [0, 1]; 0.0 when any score is 0 (a failed workload).
+
+    The zero case is explicit (log 0 is undefined): a problem is only as good as its worst
+    workload when that workload failed. Raises ValueError for an empty list or a score
+    outside [0, 1] (scores must be clamped before aggregation, so one shape cannot dominate).
+    """
+    values = _checked_scores(scores)
+    if any(v == 0.0 for v in values):
+        return 0.0
+    return math.exp(math.fsum(math.log(v) for v in values) / len(values))
+
+
+def arithmetic_mean(scores: Iterable[float]) -> float:
+    """Plain mean of scores in [0, 1]; raises ValueError as `aggregate` does."""
+    values = _checked_scores(scores)
+    return math.fsum(values) / len(values)
+
+
+@dataclass(frozen=True)
+class TimingStats:
+    """Summary of repeated timings of one call, in ms.
+
+    `ci95_low_ms`/`ci95_high_ms` bound the **median** (distribution-free, from order
+    statistics: timing samples are skewed by tails, so a t-interval for the mean is not used).
+    `rse` is the relative standard error of the mean, std / sqrt(count) / mean, the quantity
+    adaptive stop rules watch. With one sample std is 0.0 and rse is inf.
+    """
+
+    median_ms: float
+    mean_ms: float
+    std_ms: float
+    min_ms: float
+    max_ms: float
+    count: int
+    ci95_low_ms: float
+    ci95_high_ms: float
+    rse: float
+
+    @classmethod
+    def from_samples(cls, samples_ms: Sequence[float]) -> TimingStats:
+        """Summarise `samples_ms`; raises ValueError if empty, non-finite or negative."""
+        xs = sorted(float(x) for x in samples_ms)
+        if not xs:
+            raise ValueError("no timing samples")
+        if any(not math.isfinite(x) or x < 0 for x in xs):
+            raise ValueError("timing samples must be finite and >= 0 ms")
+        n = len(xs)
+        mean = math.fsum(xs) / n
+        std = statistics.stdev(xs) if n > 1 else 0.0
+        low, high = median_ci_ranks(n)
+        return cls(
+            median_ms=statistics.median(xs),
+            mean_ms=mean,
+            std_ms=std,
+            min_ms=xs[0],
+            max_ms=xs[-1],
+            count=n,
+            ci95_low_ms=xs[low],
+            ci95_high_ms=xs[high],
+            rse=std / math.sqrt(n) / mean if n > 1 and mean > 0 else math.inf,
+        )
+
+    @property
+    def has_ci(self) -> bool:
+        """Whether the interval really has 95 % coverage (enough samples)."""
+        return self.count >= MIN_SAMPLES_FOR_CI
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["ci_of"] = "median"
+        if math.isinf(self.rse):
+            d["rse"] = None  # JSON has no inf
+        return d
+
+
+def median_ci_ranks(n: int) -> tuple[int, int]:
+    """0-based ranks (l, u) of sorted samples giving a >= 95 % interval for the median.
+
+    The count of samples below the true median is Binomial(n, 1/2), so [x_(l), x_(u)] covers
+    it with probability P(l < B <= u) (0-based l, u). Exact for n <= 1000, the normal
+    approximation above. Below MIN_SAMPLES_FOR_CI no interval reaches 95 %: [min, max].
+    """
+    if n < 1:
+        raise ValueError("n must be >= 1")
+    if n < MIN_SAMPLES_FOR_CI:
+        return 0, n - 1
+    if n > 1000:
+        k = math.floor(n / 2 - _Z95 * math.sqrt(n) / 2)
+        return k - 1, n - k
+    # Largest k with P(B <= k - 1) <= 2.5 %: the interval [x_(k), x_(n-k+1)] in 1-based ranks.
+    total = 2**n
+    cumulative = 0
+    k = 0
+    while True:
+        cumulative += math.comb(n, k)
+        if cumulative * 40 > total:  # P(B <= k) > 2.5 %
+            break
+        k += 1
+    k = max(k, 1)
+    return k - 1, n - k
+
+
+def compare(a: TimingStats, b: TimingStats) -> int:
+    """-1 when `a` is faster than `b`, +1 when slower, 0 when they cannot be told apart.
+
+    Noise-aware: only when the 95 % intervals of the two medians do not overlap is one faster;
+    with fewer than MIN_SAMPLES_FOR_CI samples on either side the answer is 0.
+    """
+    if not (a.has_ci and b.has_ci):
+        return 0
+    if a.ci95_high_ms < b.ci95_low_ms:
+        return -1
+    if b.ci95_high_ms < a.ci95_low_ms:
+        return 1
+    return 0
+
+
+def _checked_scores(scores: Iterable[float]) -> list[float]:
+    values = [float(s) for s in scores]
+    if not values:
+        raise ValueError("no scores to aggregate")
+    bad = [v for v in values if not 0.0 <= v <= 1.0]  # also catches NaN
+    if bad:
+        raise ValueError(f"scores must be in [0, 1] (clamped SOL scores), got {bad[:3]}")
+    return values
+
+
+def _check_positive(**times: float) -> None:
+    for name, value in times.items():
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be a finite time > 0 ms, got {value}")
+
+
+def _clamp(x: float) -> float:
+    return min(1.0, max(0.0, x))

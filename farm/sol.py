@@ -1,0 +1,137 @@
+"""Speed-of-light (SOL) bounds: the fastest any kernel could run a workload on a hardware class.
+
+T_SOL = max(FLOPs / peak[dtype, unit], compulsory bytes / bandwidth), with FLOPs and bytes from
+the problem's formulas and the peak and bandwidth from `farm.hardware.specs`. It is a roofline
+bound: no kernel that does the problem's work and moves its compulsory bytes through device
+memory can be faster, so a measured time below it (times a small slack, `farm.scoring`) is
+impossible. See docs/hardware.md.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from farm.hardware.specs import HardwareSpec, UnsupportedPrecisionError
+
+if TYPE_CHECKING:
+    from farm.suite.loader import Suite
+    from farm.suite.model import Problem, Workload
+
+# Integer and bool workloads: integer arithmetic runs on the vector ALUs; we use the int32 rate
+# (or the float32 rate where no int32 rate is listed, which on GPUs is at least as fast), so the
+# bound stays a lower bound. Such problems are nearly always memory-bound anyway.
+_INTEGER_DTYPES = {"int64", "int32", "int16", "int8", "uint8", "bool"}
+
+
+class UnsupportedWorkload(Exception):
+    """The hardware cannot run this workload (a required feature or dtype path is missing)."""
+
+
+@dataclass(frozen=True)
+class SolBound:
+    """The SOL bound of one workload on one hardware class.
+
+    Times in ms; `flops` in FLOP, `bytes` in bytes, `peak_flops` in FLOP/s, `bandwidth` in
+    bytes/s. `bound` names the term that sets `time_ms`.
+    """
+
+    time_ms: float
+    compute_ms: float
+    memory_ms: float
+    flops: float
+    bytes: float
+    bound: Literal["compute", "memory"]
+    peak_flops: float
+    bandwidth: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def peak_dtype(dtype: str, unit: str) -> str:
+    """The dtype whose peak bounds a workload of `dtype` on `unit` (see the module notes)."""
+    if dtype in _INTEGER_DTYPES and not (dtype == "int8" and unit == "tensor"):
+        return "int32"
+    return dtype
+
+
+def missing_features(problem: Problem, spec: HardwareSpec) -> list[str]:
+    """Hardware features `problem` requires that `spec` lacks (empty when it can run)."""
+    return [f for f in problem.requires if f not in spec.features]
+
+
+def sol_bound(problem: Problem, workload: Workload, spec: HardwareSpec) -> SolBound:
+    """T_SOL of `workload` of `problem` on `spec`.
+
+    The peak is that of the workload's dtype on the problem's `compute_unit` (float32 on the
+    tensor unit is the TF32 path where there is one; fp8 workloads on the tensor unit use the fp8
+    tensor peak; integer dtypes see `peak_dtype`). Raises UnsupportedWorkload when the problem
+    requires a feature the hardware lacks or the hardware has no path for the dtype.
+    """
+    lacking = missing_features(problem, spec)
+    if lacking:
+        raise UnsupportedWorkload(f"{spec.name} lacks {', '.join(lacking)} ({problem.name})")
+    unit = problem.compute_unit
+    try:
+        peak = spec.peak(peak_dtype(workload.dtype, unit), unit)
+    except UnsupportedPrecisionError as exc:
+        raise UnsupportedWorkload(str(exc)) from exc
+    flops = float(problem.flop_count(workload))
+    nbytes = float(problem.compulsory_bytes(workload))
+    return bound_from_counts(flops, nbytes, peak, spec.memory_bandwidth)
+
+
+def bound_from_counts(flops: float, nbytes: float, peak: float, bandwidth: float) -> SolBound:
+    """The roofline bound of `flops` FLOP and `nbytes` bytes at `peak` FLOP/s, `bandwidth` B/s."""
+    if not (math.isfinite(flops) and math.isfinite(nbytes)) or flops < 0 or nbytes < 0:
+        raise ValueError(f"FLOPs and bytes must be finite and >= 0, got {flops}, {nbytes}")
+    compute_ms = flops / peak * 1e3
+    memory_ms = nbytes / bandwidth * 1e3
+    return SolBound(
+        time_ms=max(compute_ms, memory_ms),
+        compute_ms=compute_ms,
+        memory_ms=memory_ms,
+        flops=flops,
+        bytes=nbytes,
+        bound="compute" if compute_ms > memory_ms else "memory",
+        peak_flops=peak,
+        bandwidth=bandwidth,
+    )
+
+
+def sol_table(suite: Suite, spec: HardwareSpec) -> list[dict[str, Any]]:
+    """One row per (problem, workload) of `suite` on `spec`.
+
+    Each row has problem, workload, dtype, unit, and either `supported: True` with flops, bytes,
+    bound, sol_ms, compute_ms, memory_ms, or `supported: False` with `reason`.
+    """
+    rows = []
+    for problem in suite.problems.values():
+        for workload in problem.workloads:
+            rows.append(_row(problem, workload, spec))
+    return rows
+
+
+def _row(problem: Problem, workload: Workload, spec: HardwareSpec) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "problem": problem.name,
+        "workload": workload.id,
+        "dtype": workload.dtype,
+        "unit": problem.compute_unit,
+    }
+    try:
+        b = sol_bound(problem, workload, spec)
+    except UnsupportedWorkload as exc:
+        return {**row, "supported": False, "reason": str(exc)}
+    return {
+        **row,
+        "supported": True,
+        "flops": b.flops,
+        "bytes": b.bytes,
+        "bound": b.bound,
+        "sol_ms": b.time_ms,
+        "compute_ms": b.compute_ms,
+        "memory_ms": b.memory_ms,
+    }
