@@ -83,6 +83,21 @@ def sol_bound(problem: Problem, workload: Workload, spec: HardwareSpec) -> SolBo
     return bound_from_counts(flops, nbytes, peak, spec.memory_bandwidth)
 
 
+def floor_ms(problem: Problem, workload: Workload, spec: HardwareSpec) -> float:
+    """A floor for rejecting impossible times (ms): T_SOL without output bytes the LLC can hold.
+
+    T_SOL counts every output byte as written to device memory, but the last-level cache is
+    write-back: a kernel can finish while up to `spec.llc_bytes` of its output is still in the
+    cache. A plausibility check that rejects times must not reject such an honest kernel, so it
+    compares against this floor; scores use `sol_bound`. Raises UnsupportedWorkload as
+    `sol_bound` does.
+    """
+    b = sol_bound(problem, workload, spec)
+    out_bytes = sum(s.nbytes(workload.axes, workload.dtype) for s in problem.outputs)
+    held = min(out_bytes, spec.llc_bytes, b.bytes)
+    return max(b.compute_ms, (b.bytes - held) / b.bandwidth * 1e3)
+
+
 def bound_from_counts(flops: float, nbytes: float, peak: float, bandwidth: float) -> SolBound:
     """The roofline bound of `flops` FLOP and `nbytes` bytes at `peak` FLOP/s, `bandwidth` B/s."""
     if not (math.isfinite(flops) and math.isfinite(nbytes)) or flops < 0 or nbytes < 0:

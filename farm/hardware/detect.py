@@ -400,8 +400,8 @@ def _amdsmi_environment(index: int, lib: ModuleType | None) -> dict[str, Any]:
         driver = _try(lambda: lib.amdsmi_get_gpu_driver_info(h)) or {}
         return {
             # amdsmi renamed cur_clk to clk; read either.
-            "sm_clock_mhz": _number(gfx.get("clk", gfx.get("cur_clk"))),
-            "memory_clock_mhz": _number(mem.get("clk", mem.get("cur_clk"))),
+            "sm_clock_mhz": _first_number(gfx.get("clk"), gfx.get("cur_clk")),
+            "memory_clock_mhz": _first_number(mem.get("clk"), mem.get("cur_clk")),
             "max_sm_clock_mhz": _number(gfx.get("max_clk")),
             "temperature_c": _number(
                 _try(
@@ -410,8 +410,8 @@ def _amdsmi_environment(index: int, lib: ModuleType | None) -> dict[str, Any]:
                     )
                 )
             ),
-            "power_w": _number(
-                power.get("current_socket_power", power.get("average_socket_power"))
+            "power_w": _first_number(
+                power.get("current_socket_power"), power.get("average_socket_power")
             ),
             "driver_version": driver.get("driver_version"),
         }
@@ -425,6 +425,11 @@ def _number(value: Any) -> float | None:
         return float(value)
     except (TypeError, ValueError):
         return None
+
+
+def _first_number(*values: Any) -> float | None:
+    """The first reading that is a number (amd-smi reports "N/A" for unsupported sensors)."""
+    return next((n for n in map(_number, values) if n is not None), None)
 
 
 def _try(fn: Callable[[], Any], *, ok: bool = False) -> Any:
