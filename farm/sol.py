@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from farm.hardware.specs import HardwareSpec, UnsupportedPrecisionError
+from farm.suite.model import DTYPE_SIZES
 
 if TYPE_CHECKING:
     from farm.suite.loader import Suite
@@ -50,8 +51,28 @@ class SolBound:
         return asdict(self)
 
 
+def compute_dtype(problem: Problem, workload: Workload) -> str:
+    """The dtype whose peak bounds `workload`: what the arithmetic runs in, not the output.
+
+    `extra: {compute_dtype: X}` in problem.yaml decides when present. On the tensor unit it is
+    the widest dtype among the matrix operands (inputs of rank >= 2): an MMA takes both operands
+    in one format, so fp8 x fp8 runs at the fp8 rate even when the output (the workload dtype)
+    is bfloat16, and bf16 x int8 weights run at the bf16 rate. Small inputs such as per-tensor
+    scales are not operands. Otherwise, and on the vector unit, the workload dtype.
+    """
+    override = problem.extra.get("compute_dtype")
+    if isinstance(override, str):
+        return override
+    if problem.compute_unit == "tensor":
+        operands = [t.resolved_dtype(workload.dtype) for t in problem.inputs if len(t.shape) >= 2]
+        operands = [d for d in operands if d in DTYPE_SIZES and d != "bool"]
+        if operands:
+            return max(operands, key=lambda d: DTYPE_SIZES[d])
+    return workload.dtype
+
+
 def peak_dtype(dtype: str, unit: str) -> str:
-    """The dtype whose peak bounds a workload of `dtype` on `unit` (see the module notes)."""
+    """The dtype to look a peak up by: integer and bool dtypes use int32 (module notes)."""
     if dtype in _INTEGER_DTYPES and not (dtype == "int8" and unit == "tensor"):
         return "int32"
     return dtype
@@ -65,9 +86,9 @@ def missing_features(problem: Problem, spec: HardwareSpec) -> list[str]:
 def sol_bound(problem: Problem, workload: Workload, spec: HardwareSpec) -> SolBound:
     """T_SOL of `workload` of `problem` on `spec`.
 
-    The peak is that of the workload's dtype on the problem's `compute_unit` (float32 on the
-    tensor unit is the TF32 path where there is one; fp8 workloads on the tensor unit use the fp8
-    tensor peak; integer dtypes see `peak_dtype`). Raises UnsupportedWorkload when the problem
+    The peak is that of `compute_dtype` (usually the workload's dtype; fp8 GEMMs use the fp8
+    tensor peak) on the problem's `compute_unit`; float32 on the tensor unit is the TF32 path
+    where there is one; integer dtypes see `peak_dtype`. Raises UnsupportedWorkload when the problem
     requires a feature the hardware lacks or the hardware has no path for the dtype.
     """
     lacking = missing_features(problem, spec)
@@ -75,7 +96,7 @@ def sol_bound(problem: Problem, workload: Workload, spec: HardwareSpec) -> SolBo
         raise UnsupportedWorkload(f"{spec.name} lacks {', '.join(lacking)} ({problem.name})")
     unit = problem.compute_unit
     try:
-        peak = spec.peak(peak_dtype(workload.dtype, unit), unit)
+        peak = spec.peak(peak_dtype(compute_dtype(problem, workload), unit), unit)
     except UnsupportedPrecisionError as exc:
         raise UnsupportedWorkload(str(exc)) from exc
     flops = float(problem.flop_count(workload))
@@ -134,6 +155,7 @@ def _row(problem: Problem, workload: Workload, spec: HardwareSpec) -> dict[str, 
         "problem": problem.name,
         "workload": workload.id,
         "dtype": workload.dtype,
+        "compute_dtype": compute_dtype(problem, workload),
         "unit": problem.compute_unit,
     }
     try:
