@@ -48,16 +48,19 @@ def _print_table(rows: list[dict[str, Any]], *, title: str) -> None:
     for col in ("problem", "workload", "dtype", "unit"):
         table.add_column(col, no_wrap=True)
     for col in ("FLOPs", "bytes", "bound", "T_SOL µs"):
-        table.add_column(col, justify="right")
+        table.add_column(col, justify="right", no_wrap=True)
+    reasons: dict[str, str] = {}
     for r in rows:
         if r["supported"]:
-            cells = [
-                f"{r['flops']:.3g}",
-                f"{r['bytes']:.3g}",
-                r["bound"],
-                f"{r['sol_ms'] * 1e3:.3f}",
-            ]
+            cells = [f"{r['flops']:.3g}", f"{r['bytes']:.3g}", r["bound"],
+                     f"{r['sol_ms'] * 1e3:.3f}"]  # fmt: skip
         else:
-            cells = ["", "", "unsupported", r["reason"]]
+            cells = ["-", "-", "unsupported", "-"]
+            reasons.setdefault(r["problem"], r["reason"])
         table.add_row(r["problem"], r["workload"], r["dtype"], r["unit"], *cells)
-    Console().print(table)
+    console = Console()
+    if not console.is_terminal:
+        console.width = 160  # piped output: don't squeeze numbers into 80 columns
+    console.print(table)
+    for problem, reason in reasons.items():
+        console.print(f"unsupported {problem}: {reason}")
