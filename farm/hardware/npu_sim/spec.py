@@ -46,15 +46,8 @@ NPU_SIM_V1 = NpuSimSpec(
     # fp32 on the matrix unit runs at a quarter of fp16 (an HF32-style path); int8 at twice.
     matrix_flop_per_cycle={"float16": 8192, "bfloat16": 8192, "float32": 2048, "int8": 16384},
     # 128 fp32 lanes with FMA = 256 FLOP/cycle; 16-bit types pack two per lane.
-    vector_flop_per_cycle={
-        "float32": 256,
-        "float16": 512,
-        "bfloat16": 512,
-        "int32": 256,
-        "int8": 1024,
-        "int64": 128,
-        "float64": 0,
-    },
+    vector_flop_per_cycle={"float32": 256, "float16": 512, "bfloat16": 512, "int32": 256,
+                           "int8": 1024, "int64": 128, "float64": 0},
     hbm_bandwidth=1.6e12,
     hbm_bytes=64 * 2**30,
     l2_bytes=192 * 2**20,
