@@ -20,12 +20,18 @@ from farm.errors import FarmError
 
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "eval": ("farm.harness.commands", "evaluate a kernel file locally and write the result document"),
+    "eval": (
+        "farm.harness.commands",
+        "evaluate a kernel file locally and write the result document",
+    ),
     "sol": ("farm.sol_commands", "print the speed-of-light table of a suite on a hardware class"),
     "suite": ("farm.suite.commands", "verify, pin, import or export problem suites"),
     "problems": ("farm.suite.problems_command", "list the problems of a suite"),
     "hardware": ("farm.hardware.commands", "list hardware classes and their peak figures"),
-    "login": ("farm.client.commands.login", "store the server URL and API token for later commands"),
+    "login": (
+        "farm.client.commands.login",
+        "store the server URL and API token for later commands",
+    ),
     "submit": ("farm.client.commands.submit", "submit a kernel to a farm server"),
     "status": ("farm.client.commands.status", "show a submission's runs and results"),
     "runs": ("farm.client.commands.runs", "list your recent runs"),
@@ -83,8 +89,11 @@ def _load(module_name: str):  # type: ignore[no-untyped-def]
 
 def _missing(name: str):  # type: ignore[no-untyped-def]
     def run(_args: argparse.Namespace) -> int:
-        raise FarmError(f"`farm {name}` is not available in this installation",
-                        hint="install the full package (pip install kernel-farm[server,agent])")
+        raise FarmError(
+            f"`farm {name}` is not available in this installation",
+            hint="install the full package (pip install kernel-farm[server,agent])",
+        )
+
     return run
 
 

@@ -120,7 +120,9 @@ def _check_fields(obj: Any, fields: dict[str, type | tuple[type, ...]], where: s
         if key not in obj:
             raise ResultSchemaError(f"{where}.{key}: is required")
         if not isinstance(obj[key], kind) or isinstance(obj[key], bool):
-            raise ResultSchemaError(f"{where}.{key}: has the wrong type ({type(obj[key]).__name__})")
+            raise ResultSchemaError(
+                f"{where}.{key}: has the wrong type ({type(obj[key]).__name__})"
+            )
 
 
 def dumps(doc: dict[str, Any]) -> str:

@@ -31,9 +31,7 @@ class FormulaError(ValueError):
 def names_in(expr: str) -> set[str]:
     """Return the variable names an expression uses (functions excluded)."""
     tree = _parse(expr)
-    return {
-        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in _FUNCS
-    }
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in _FUNCS}
 
 
 def evaluate(expr: str | int | float, variables: Mapping[str, float]) -> float:

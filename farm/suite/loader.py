@@ -35,8 +35,21 @@ PROBLEM_FILE = "problem.yaml"
 MANIFEST = "manifest.json"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 _KNOWN_KEYS = {
-    "name", "category", "description", "signature", "inputs", "outputs", "dtypes", "tolerance",
-    "flops", "bytes", "workloads", "languages", "pass", "requires", "extra",
+    "name",
+    "category",
+    "description",
+    "signature",
+    "inputs",
+    "outputs",
+    "dtypes",
+    "tolerance",
+    "flops",
+    "bytes",
+    "workloads",
+    "languages",
+    "pass",
+    "requires",
+    "extra",
 }
 
 
@@ -140,8 +153,10 @@ class _Validator:
         if key not in d:
             raise self.fail(field, "is required")
         value = d[key]
-        if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-            names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+            names = (
+                kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+            )
             raise self.fail(field, f"must be a {names}")
         return value
 
@@ -150,21 +165,28 @@ class _Validator:
             raise self.fail("top level", "must be a mapping")
         unknown_keys = set(data) - _KNOWN_KEYS
         if unknown_keys:
-            raise self.fail(sorted(unknown_keys)[0], f"is not a known key ({', '.join(sorted(_KNOWN_KEYS))})")
+            raise self.fail(
+                sorted(unknown_keys)[0], f"is not a known key ({', '.join(sorted(_KNOWN_KEYS))})"
+            )
         name = self.get(data, "name", str, "name")
         if not _NAME.match(name):
             raise self.fail("name", "must be letters, digits, '_', '-' or '.'")
         if name != directory.name:
             raise self.fail("name", f"'{name}' must equal the directory name '{directory.name}'")
         category = self.choice(data, "category", CATEGORIES)
-        dtypes = tuple(self.dtype(d, f"dtypes[{i}]") for i, d in enumerate(self.get(data, "dtypes", list, "dtypes")))
+        dtypes = tuple(
+            self.dtype(d, f"dtypes[{i}]")
+            for i, d in enumerate(self.get(data, "dtypes", list, "dtypes"))
+        )
         inputs = self.tensors(self.get(data, "inputs", list, "inputs"), "inputs")
         outputs = self.tensors(self.get(data, "outputs", list, "outputs"), "outputs")
         if not outputs:
             raise self.fail("outputs", "must list at least one tensor")
         tolerance = self.tolerance(self.get(data, "tolerance", dict, "tolerance"), dtypes, outputs)
         flops = self.get(data, "flops", dict, "flops")
-        flops_expr = self.formula(self.get(flops, "expr", (str, int, float), "flops.expr"), "flops.expr")
+        flops_expr = self.formula(
+            self.get(flops, "expr", (str, int, float), "flops.expr"), "flops.expr"
+        )
         unit = self.choice(flops, "unit", COMPUTE_UNITS, "flops.unit")
         nbytes = data.get("bytes", "io")
         if nbytes != "io":
@@ -173,7 +195,9 @@ class _Validator:
         for i, lang in enumerate(languages):
             if lang not in LANGUAGES:
                 raise self.fail(f"languages[{i}]", f"must be one of {', '.join(LANGUAGES)}")
-        workloads = self.workloads(self.get(data, "workloads", list, "workloads"), dtypes, inputs, outputs)
+        workloads = self.workloads(
+            self.get(data, "workloads", list, "workloads"), dtypes, inputs, outputs
+        )
         problem = Problem(
             name=name,
             category=category,
@@ -196,7 +220,14 @@ class _Validator:
         self.check_formulas(problem)
         return problem
 
-    def choice(self, d: dict, key: str, options: tuple[str, ...], field: str | None = None, default: str | None = None) -> str:
+    def choice(
+        self,
+        d: dict,
+        key: str,
+        options: tuple[str, ...],
+        field: str | None = None,
+        default: str | None = None,
+    ) -> str:
         field = field or key
         if key not in d and default is not None:
             return default
@@ -207,7 +238,9 @@ class _Validator:
 
     def dtype(self, value: Any, field: str) -> str:
         if value not in DTYPE_SIZES:
-            raise self.fail(field, f"must be a dtype name ({', '.join(DTYPE_SIZES)}), got {value!r}")
+            raise self.fail(
+                field, f"must be a dtype name ({', '.join(DTYPE_SIZES)}), got {value!r}"
+            )
         return str(value)
 
     def formula(self, expr: Any, field: str) -> Any:
@@ -235,7 +268,9 @@ class _Validator:
             specs.append(TensorSpec(self.get(item, "name", str, f"{f}.name"), tuple(shape), dtype))
         return tuple(specs)
 
-    def tolerance(self, data: dict, dtypes: tuple[str, ...], outputs: tuple[TensorSpec, ...]) -> dict[str, Tolerance]:
+    def tolerance(
+        self, data: dict, dtypes: tuple[str, ...], outputs: tuple[TensorSpec, ...]
+    ) -> dict[str, Tolerance]:
         needed = {o.resolved_dtype(d) for d in dtypes for o in outputs} & FLOAT_DTYPES
         needed |= set(dtypes) & FLOAT_DTYPES
         result = {}
@@ -251,10 +286,18 @@ class _Validator:
             result[dtype] = Tolerance(float(atol), float(rtol))
         missing = sorted(needed - set(result))
         if missing:
-            raise self.fail(f"tolerance.{missing[0]}", "is required (a workload or output uses this dtype)")
+            raise self.fail(
+                f"tolerance.{missing[0]}", "is required (a workload or output uses this dtype)"
+            )
         return result
 
-    def workloads(self, items: list, dtypes: tuple[str, ...], inputs: tuple[TensorSpec, ...], outputs: tuple[TensorSpec, ...]) -> tuple[Workload, ...]:
+    def workloads(
+        self,
+        items: list,
+        dtypes: tuple[str, ...],
+        inputs: tuple[TensorSpec, ...],
+        outputs: tuple[TensorSpec, ...],
+    ) -> tuple[Workload, ...]:
         axis_names = set()
         for spec in (*inputs, *outputs):
             for dim in spec.shape:
@@ -280,10 +323,16 @@ class _Validator:
             dtype = self.dtype(item.get("dtype", dtypes[0] if dtypes else None), f"{f}.dtype")
             if dtype not in dtypes:
                 raise self.fail(f"{f}.dtype", f"'{dtype}' is not in the problem's dtypes")
-            result.append(Workload(
-                id=wid, axes=dict(axes), dtype=dtype, model=item.get("model"),
-                source=item.get("source"), small=bool(item.get("small", False)),
-            ))
+            result.append(
+                Workload(
+                    id=wid,
+                    axes=dict(axes),
+                    dtype=dtype,
+                    model=item.get("model"),
+                    source=item.get("source"),
+                    small=bool(item.get("small", False)),
+                )
+            )
         if not result:
             raise self.fail("workloads", "must list at least one workload")
         return tuple(result)
@@ -299,4 +348,6 @@ class _Validator:
             except (formulas.FormulaError, ZeroDivisionError) as exc:
                 raise self.fail(f, f"cannot evaluate a formula: {exc}") from None
             if flops < 0 or nbytes <= 0:
-                raise self.fail(f, f"gives flops={flops}, bytes={nbytes}; flops must be >= 0 and bytes > 0")
+                raise self.fail(
+                    f, f"gives flops={flops}, bytes={nbytes}; flops must be >= 0 and bytes > 0"
+                )

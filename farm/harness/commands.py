@@ -1,0 +1,143 @@
+"""`farm eval FILE --problem NAME [--suite S] [--device D] [--mode M] [--json OUT]`.
+
+Exit 0 when the evaluation ran, whatever the verdict; 2 for wrong arguments or an unusable file;
+1 when the farm itself failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from farm.errors import SubmissionError
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", type=Path, help="the submission (a .py file defining kernel(*inputs))")
+    p.add_argument("--problem", required=True, help="problem name, e.g. softmax")
+    p.add_argument("--suite", default="core-v1", help="suite name or directory (default core-v1)")
+    p.add_argument("--device", default="cpu", choices=["cuda", "rocm", "npu-sim", "cpu"])
+    p.add_argument(
+        "--mode", default="benchmark", choices=["test", "benchmark", "leaderboard", "profile"]
+    )
+    p.add_argument("--hardware", help="hardware class (default: detected from the device)")
+    p.add_argument(
+        "--workload",
+        action="append",
+        dest="workloads",
+        help="run only this workload id (repeatable)",
+    )
+    p.add_argument(
+        "--sandbox", default="auto", help="auto | docker | bwrap | process (FARM_SANDBOX)"
+    )
+    p.add_argument("--no-baselines", action="store_true", help="skip timing the reference")
+    p.add_argument("--budget-ms", type=float, help="timing budget per workload (ms)")
+    p.add_argument(
+        "--json", type=Path, dest="json_out", help="write the result document here ('-' = stdout)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from farm.harness.supervisor import evaluate
+
+    if not args.file.is_file():
+        raise SubmissionError(
+            f"{args.file}: no such file", hint="give the path of your kernel's .py file"
+        )
+    policy = {"budget_ms": args.budget_ms} if args.budget_ms else {}
+    doc = evaluate(
+        args.file,
+        problem=args.problem,
+        suite=args.suite,
+        device=args.device,
+        mode=args.mode,
+        hardware=args.hardware,
+        workloads=args.workloads,
+        sandbox=args.sandbox,
+        baselines=not args.no_baselines,
+        policy=policy,
+    )
+    if args.json_out and str(args.json_out) == "-":
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return 0
+    print_result(doc)
+    if args.json_out:
+        args.json_out.write_text(json.dumps(doc, indent=2) + "\n")
+        print(f"result document: {args.json_out}")
+    return 0
+
+
+def print_result(doc: dict[str, Any]) -> None:
+    """A table of workloads, then the verdict, reasons and guard findings."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(
+        title=f"{doc['problem']} on {doc['hardware']} ({doc['mode']}, suite {doc['suite']['name']})"
+    )
+    for col in (
+        "workload",
+        "status",
+        "time",
+        "±CI",
+        "eager",
+        "compile",
+        "SOL",
+        "SOL score",
+        "% SOL",
+    ):
+        table.add_column(col, justify="left" if col in ("workload", "status") else "right")
+    for w in doc["workloads"]:
+        table.add_row(
+            w["id"],
+            _status(w["status"]),
+            _t(w["time_ms"]),
+            _ci(w),
+            _t(w["baseline_ms"]["eager"]),
+            _t(w["baseline_ms"]["compile"]),
+            _t(w["sol_ms"]),
+            _f(w["sol_score"], "{:.3f}"),
+            _f(w["fraction_of_sol"], "{:.1%}"),
+        )
+    console.print(table)
+    score = doc["score"]
+    console.print(
+        f"verdict: {_status(doc['verdict'])}   SOL score: {_f(score.get('sol_score'), '{:.3f}')}   "
+        f"speedup vs eager: {_f(score.get('speedup_eager'), '{:.2f}x')}"
+    )
+    for r in doc["reasons"][:10]:
+        where = f" [{r['workload']}]" if r.get("workload") else ""
+        console.print(f"  {r['code']}{where}: {r['detail'][:400]}", markup=False, highlight=False)
+    for f in doc["guard"]["findings"][:10]:
+        console.print(
+            f"  guard {f['severity']}: {f['code']}: {f['detail'][:200]}",
+            markup=False,
+            highlight=False,
+        )
+
+
+def _status(s: str) -> str:
+    color = {"PASSED": "green", "SKIPPED": "dim"}.get(s, "red")
+    return f"[{color}]{s}[/{color}]"
+
+
+def _t(ms: float | None) -> str:
+    if ms is None:
+        return "-"
+    return f"{ms * 1e3:.2f} us" if ms < 1 else f"{ms:.3f} ms"
+
+
+def _ci(w: dict[str, Any]) -> str:
+    t = w.get("timing") or {}
+    if not t or t.get("count", 0) < 2 or not w["time_ms"]:
+        return "-"
+    half = (t["ci95_high_ms"] - t["ci95_low_ms"]) / 2 / w["time_ms"]
+    return f"{half:.2%}"
+
+
+def _f(x: float | None, fmt: str) -> str:
+    return "-" if x is None else fmt.format(x)

@@ -1,0 +1,107 @@
+"""Trusted-side comparison of a candidate's outputs with the reference's.
+
+Rules (every one must hold, for every output): exact count, shape and dtype; no NaN or Inf; not
+all zero when the reference is not; every element within |out - ref| <= atol + rtol * |ref|
+(the problem's tolerance for the output dtype; integer and bool outputs must match exactly).
+There is no "99 % of elements" allowance: one wrong element fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from farm.result import reason
+from farm.suite.model import Problem, Tolerance
+
+_CHUNK = 1 << 24  # elements compared at a time (bounds the extra memory)
+
+
+def compare(
+    outputs: Sequence[torch.Tensor],
+    expected: Sequence[torch.Tensor],
+    problem: Problem,
+    *,
+    device: torch.device,
+) -> tuple[list[dict[str, Any]], dict[str, float]]:
+    """Return (reasons, error stats); no reasons means the outputs are correct."""
+    if len(outputs) != len(expected):
+        return [
+            reason("OUTPUT_COUNT", f"returned {len(outputs)} outputs, expected {len(expected)}")
+        ], {}
+    reasons: list[dict[str, Any]] = []
+    stats = {"max_abs_err": 0.0, "max_rel_err": 0.0}
+    for i, (out, ref) in enumerate(zip(outputs, expected)):
+        name = problem.outputs[i].name if i < len(problem.outputs) else f"output {i}"
+        found = _structure(out, ref, name)
+        if not found:
+            found, one = _values(out.to(device), ref.to(device), name, problem)
+            stats = {k: max(stats[k], one.get(k, 0.0)) for k in stats}
+        reasons += found
+    return reasons, stats
+
+
+def _structure(out: torch.Tensor, ref: torch.Tensor, name: str) -> list[dict[str, Any]]:
+    if out.dtype != ref.dtype:
+        return [reason("WRONG_DTYPE", f"{name}: dtype {_dt(out)}, expected {_dt(ref)}")]
+    if tuple(out.shape) != tuple(ref.shape):
+        return [
+            reason("WRONG_SHAPE", f"{name}: shape {list(out.shape)}, expected {list(ref.shape)}")
+        ]
+    return []
+
+
+def _values(
+    out: torch.Tensor, ref: torch.Tensor, name: str, problem: Problem
+) -> tuple[list[dict[str, Any]], dict[str, float]]:
+    if not out.is_floating_point():
+        bad = int((out != ref).sum())
+        if bad:
+            return [
+                reason(
+                    "MISMATCH",
+                    f"{name}: {bad} of {out.numel()} elements differ (exact match required)",
+                )
+            ], {}
+        return [], {}
+    o, r = out.reshape(-1), ref.reshape(-1)
+    if not bool(torch.isfinite(o).all()):
+        n = int((~torch.isfinite(o)).sum())
+        return [reason("NON_FINITE", f"{name}: {n} elements are NaN or Inf")], {}
+    if o.numel() and not bool(o.any()) and bool(r.any()):
+        return [reason("ALL_ZERO", f"{name}: the output is all zeros and the reference is not")], {}
+    tol = problem.tolerance_for(_dt(out))
+    return _tolerance(o, r, tol, name)
+
+
+def _tolerance(
+    o: torch.Tensor, r: torch.Tensor, tol: Tolerance, name: str
+) -> tuple[list[dict[str, Any]], dict[str, float]]:
+    wide = torch.float64 if o.dtype == torch.float64 else torch.float32
+    bad, max_abs, max_rel, first = 0, 0.0, 0.0, -1
+    for start in range(0, o.numel(), _CHUNK):
+        oc, rc = o[start : start + _CHUNK].to(wide), r[start : start + _CHUNK].to(wide)
+        err = (oc - rc).abs()
+        limit = tol.atol + tol.rtol * rc.abs()
+        fails = err > limit
+        n = int(fails.sum())
+        if n and first < 0:
+            first = start + int(fails.nonzero()[0, 0])
+        bad += n
+        max_abs = max(max_abs, float(err.max()))
+        max_rel = max(max_rel, float((err / rc.abs().clamp_min(1e-30)).max()))
+    stats = {"max_abs_err": max_abs, "max_rel_err": max_rel}
+    if not bad:
+        return [], stats
+    detail = (
+        f"{name}: {bad} of {o.numel()} elements outside atol={tol.atol:g}, rtol={tol.rtol:g} "
+        f"(max abs err {max_abs:.3g}; first at flat index {first}: got {float(o[first]):.6g}, "
+        f"expected {float(r[first]):.6g})"
+    )
+    return [reason("MISMATCH", detail)], stats
+
+
+def _dt(t: torch.Tensor) -> str:
+    return str(t.dtype).removeprefix("torch.")

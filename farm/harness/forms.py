@@ -1,0 +1,113 @@
+"""Load a submission file and adapt its entry point to `call(inputs) -> outputs`.
+
+Accepted forms:
+- native: `kernel(*inputs)` returning a tensor or a tuple of tensors;
+- KernelBench: `class ModelNew(nn.Module)` built with the problem's init inputs, called as
+  `model(*inputs)`; weights are seeded identically to the reference's `Model`;
+- GPU MODE: `custom_kernel(data)` where `data` is the tuple of inputs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from farm.errors import SubmissionError
+
+FORMS = ("native", "kernelbench", "gpumode")
+MODULE_NAME = "submission"
+
+
+@dataclass
+class LoadedSubmission:
+    form: str
+    module: ModuleType
+    call: Callable[[Sequence[Any]], Any]
+
+
+def detect_form(source: str) -> str:
+    """Guess the form from the source text (used before import, e.g. by the server)."""
+    if "def kernel" in source:
+        return "native"
+    if "class ModelNew" in source:
+        return "kernelbench"
+    if "def custom_kernel" in source:
+        return "gpumode"
+    raise SubmissionError(
+        "no entry point found",
+        hint="define `kernel(*inputs)` (or KernelBench `ModelNew`, or GPU MODE `custom_kernel(data)`)",
+    )
+
+
+def import_file(path: Path, name: str = MODULE_NAME) -> ModuleType:
+    """Import a Python file as a fresh module; a SyntaxError or import failure -> SubmissionError."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise SubmissionError(f"{path.name}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        raise SubmissionError(
+            f"{path.name}:{exc.lineno}: syntax error: {exc.msg}", hint="fix the syntax and resubmit"
+        ) from None
+    except BaseException as exc:
+        raise SubmissionError(
+            f"{path.name}: importing it raised {type(exc).__name__}: {exc}",
+            hint="the file must import cleanly; " + _last_frame(exc, path),
+        ) from None
+    return module
+
+
+def load(
+    path: Path,
+    *,
+    init_inputs: Callable[[], Sequence[Any]] | None = None,
+    seed_weights: Callable[[], None] | None = None,
+) -> LoadedSubmission:
+    """Import the submission at `path` and find its entry point."""
+    module = import_file(path)
+    if callable(getattr(module, "kernel", None)):
+        fn = module.kernel
+        return LoadedSubmission("native", module, lambda inputs: fn(*inputs))
+    if isinstance(getattr(module, "ModelNew", None), type):
+        return LoadedSubmission(
+            "kernelbench", module, _kernelbench(module, init_inputs, seed_weights)
+        )
+    if callable(getattr(module, "custom_kernel", None)):
+        fn = module.custom_kernel
+        return LoadedSubmission("gpumode", module, lambda inputs: fn(tuple(inputs)))
+    raise SubmissionError(
+        f"{path.name}: defines no `kernel` function",
+        hint="define `kernel(*inputs)` returning the output (or KernelBench `ModelNew`, or GPU MODE "
+        "`custom_kernel(data)`)",
+    )
+
+
+def _kernelbench(module: ModuleType, init_inputs, seed_weights):  # type: ignore[no-untyped-def]
+    args = list(init_inputs()) if init_inputs else []
+    if seed_weights:
+        seed_weights()
+    try:
+        model = module.ModelNew(*args)
+    except BaseException as exc:
+        raise SubmissionError(
+            f"ModelNew({', '.join(type(a).__name__ for a in args)}) raised "
+            f"{type(exc).__name__}: {exc}",
+            hint="ModelNew must take the same constructor arguments as the problem's Model",
+        ) from None
+    if hasattr(model, "eval"):
+        model.eval()
+    return lambda inputs: model(*inputs)
+
+
+def _last_frame(exc: BaseException, path: Path) -> str:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
+    return f"see line {frames[-1].lineno}" if frames else "see the log"

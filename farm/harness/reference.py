@@ -1,0 +1,56 @@
+"""The trusted side's copy of a problem's reference (never loaded in the worker's sandbox
+for checking: the worker imports reference.py only for make_inputs)."""
+
+from __future__ import annotations
+
+import importlib.util
+from functools import cache
+from types import ModuleType
+from typing import Any
+
+import torch
+
+from farm.harness import runtime
+from farm.suite.model import Problem, Workload
+
+
+@cache
+def _module(path: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"farm_reference_{abs(hash(path))}", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_reference(problem: Problem) -> ModuleType:
+    return _module(str(problem.reference_path.resolve()))
+
+
+def expected(
+    problem: Problem, workload: Workload, seed_base: int, index: int, device: torch.device
+) -> list[torch.Tensor]:
+    """Reference outputs of call `index` of a request with `seed_base` (same inputs the worker made)."""
+    module = load_reference(problem)
+    request: dict[str, Any] = {
+        "axes": workload.axes,
+        "dtype": workload.dtype,
+        "seed_base": seed_base,
+    }
+    inputs = runtime.input_maker(module, request, device)(index)
+    with _deterministic():
+        result = module.reference(*inputs)
+    outputs = runtime.as_output_list(result)
+    return [o.detach() for o in outputs]
+
+
+class _deterministic:
+    """Reference numerics without TF32 shortcuts (restored afterwards)."""
+
+    def __enter__(self) -> None:
+        self.saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+
+    def __exit__(self, *exc: object) -> None:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = self.saved

@@ -1,0 +1,262 @@
+"""Building the result document: workload entries, timing statistics, scores and the verdict."""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import time
+from typing import Any
+
+from farm import __version__, scoring
+from farm.result import SCHEMA, Mode, Verdict, WorkloadStatus, reason, worst
+from farm.suite.loader import Suite
+from farm.suite.model import Problem, Workload
+
+_STATUS_OF_CODE = {
+    "RUNTIME_ERROR": WorkloadStatus.RUNTIME_ERROR,
+    "TIMEOUT": WorkloadStatus.TIMEOUT,
+    "HARNESS_ERROR": WorkloadStatus.RUNTIME_ERROR,
+    "COMPILE_ERROR": WorkloadStatus.RUNTIME_ERROR,
+    "REJECTED": WorkloadStatus.REJECTED,
+}
+SIDE_STREAM_RATIO = 1.5  # span / event time above this: work ran off the timed stream
+
+
+def new_document(
+    suite: Suite, problem: Problem, mode: Mode, target: Any, source: str, opts: Any
+) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "suite": {"name": suite.name, "hash": suite.hash},
+        "problem": problem.name,
+        "hardware": target.hardware,
+        "device": target.device,
+        "mode": mode.value,
+        "verdict": Verdict.PASSED.value,
+        "reasons": [],
+        "score": {"sol_score": None},
+        "workloads": [],
+        "submission": {
+            "sha256": hashlib.sha256(source.encode()).hexdigest(),
+            "form": None,
+            "bytes": len(source.encode()),
+        },
+        "environment": {
+            "farm": __version__,
+            "python": platform.python_version(),
+            "host": platform.node(),
+        },
+        "guard": {"findings": []},
+        "seeds": {"secret": mode == Mode.LEADERBOARD},
+        "logs": {},
+        "reasons_extra": [],
+        "verdict_override": None,
+    }
+
+
+def static_findings(source: str, filename: str) -> list[dict[str, Any]]:
+    """The static guard's findings as dicts (empty when the guard is not installed)."""
+    try:
+        from farm.guard.static import scan_source
+    except ImportError:
+        return []
+    return [_finding_dict(f) for f in scan_source(source, filename=filename)]
+
+
+def _finding_dict(f: Any) -> dict[str, Any]:
+    if hasattr(f, "to_dict"):
+        return f.to_dict()
+    return {"code": f.code, "severity": f.severity, "detail": f.detail, "line": f.line}
+
+
+def workload_entry(
+    problem: Problem, w: Workload, status: WorkloadStatus, errors: list[dict[str, Any]]
+) -> dict[str, Any]:
+    return {
+        "id": w.id,
+        "model": w.model,
+        "axes": w.axes,
+        "dtype": w.dtype,
+        "status": status.value,
+        "errors": errors,
+        "time_ms": None,
+        "timing": None,
+        "sol_ms": None,
+        "sol": None,
+        "baseline_ms": {"eager": None, "compile": None},
+        "baseline_timing": {},
+        "sol_score": None,
+        "fraction_of_sol": None,
+        "speedup": {"eager": None, "compile": None},
+        "flops": problem.flop_count(w),
+        "bytes": problem.compulsory_bytes(w),
+    }
+
+
+def status_of(errors: list[dict[str, Any]]) -> WorkloadStatus:
+    if not errors:
+        return WorkloadStatus.PASSED
+    return _STATUS_OF_CODE.get(errors[0]["code"], WorkloadStatus.INCORRECT)
+
+
+def set_status(entry: dict[str, Any], errors: list[dict[str, Any]]) -> None:
+    entry["errors"] += errors
+    entry["status"] = status_of(errors).value
+
+
+def add_timing(entry: dict[str, Any], reply: dict[str, Any], wall_ms: float) -> None:
+    """Candidate timing: statistics of the per-call times, the method, and cross-checks."""
+    stats = scoring.TimingStats.from_samples(reply["times_ms"])
+    entry["time_ms"] = stats.median_ms
+    entry["timing"] = {
+        **stats.to_dict(),
+        "method": reply.get("method"),
+        "windows_ms": reply.get("windows_ms"),
+        "warmup_calls": reply.get("warmup_calls"),
+        "wall_ms_outside": wall_ms,
+        "wall_ms_inside": reply.get("wall_ms"),
+    }
+    events = reply.get("event_ms") or []
+    if events:
+        entry["timing"]["event_median_ms"] = scoring.TimingStats.from_samples(events).median_ms
+    if reply.get("sim"):
+        entry["simulation"] = reply["sim"]
+
+
+def add_baseline(entry: dict[str, Any], kind: str, reply: dict[str, Any]) -> None:
+    stats = scoring.TimingStats.from_samples(reply["times_ms"])
+    entry["baseline_ms"][kind] = stats.median_ms
+    entry["baseline_timing"][kind] = {**stats.to_dict(), "method": reply.get("method")}
+
+
+def finish(
+    doc: dict[str, Any],
+    problem: Problem,
+    target: Any,
+    entries: list[dict[str, Any]],
+    started: float,
+) -> None:
+    """Score every timed workload, apply the plausibility checks and settle the verdict."""
+    for entry in entries:
+        if entry["status"] == WorkloadStatus.PASSED.value and entry["time_ms"] is not None:
+            _score(entry, problem, target, doc)
+    order = {w.id: i for i, w in enumerate(problem.workloads)}
+    doc["workloads"] = sorted(entries, key=lambda e: order.get(e["id"], 0))
+    _verdict(doc)
+    doc["score"] = _aggregate(doc)
+    doc["reasons"] += doc.pop("reasons_extra")
+    doc.pop("verdict_override")
+    doc["timing"] = {"started_at": started, "duration_s": round(time.time() - started, 3)}
+
+
+def _score(entry: dict[str, Any], problem: Problem, target: Any, doc: dict[str, Any]) -> None:
+    from farm import sol
+
+    w = problem.workload(entry["id"])
+    t_k = entry["time_ms"]
+    eager = entry["baseline_ms"]["eager"]
+    for kind, base in entry["baseline_ms"].items():
+        entry["speedup"][kind] = scoring.speedup(base, t_k) if base and t_k > 0 else None
+    _check_streams(entry, doc)
+    if target.spec is None:
+        return
+    bound = sol.sol_bound(problem, w, target.spec)
+    floor = sol.floor_ms(problem, w, target.spec)
+    entry["sol_ms"], entry["sol"], entry["floor_ms"] = bound.time_ms, bound.to_dict(), floor
+    if scoring.below_floor(t_k, floor):
+        set_status(
+            entry,
+            [
+                reason(
+                    "BELOW_SOL_FLOOR",
+                    f"{t_k * 1e3:.3f} us is below the physical floor {floor * 1e3:.3f} us "
+                    f"on {target.hardware}: the timing cannot be real",
+                )
+            ],
+        )
+        entry["status"] = WorkloadStatus.REJECTED.value
+        return
+    entry["fraction_of_sol"] = scoring.fraction_of_sol(t_k, bound.time_ms)
+    if eager:
+        entry["sol_score"] = scoring.sol_score(t_k, bound.time_ms, eager)
+
+
+def _check_streams(entry: dict[str, Any], doc: dict[str, Any]) -> None:
+    timing = entry["timing"] or {}
+    ev = timing.get("event_median_ms")
+    if (
+        ev
+        and timing.get("method", "").startswith("cupti")
+        and entry["time_ms"] > SIDE_STREAM_RATIO * ev
+    ):
+        doc["guard"]["findings"].append(
+            {
+                "code": "SIDE_STREAM_WORK",
+                "severity": "flag",
+                "workload": entry["id"],
+                "line": None,
+                "detail": f"device work outside the timed stream: all-stream span {entry['time_ms']:.4f} ms "
+                f"vs {ev:.4f} ms on the current stream (the span is what counts)",
+            }
+        )
+
+
+def _verdict(doc: dict[str, Any]) -> None:
+    verdicts = [_as_verdict(e["status"]) for e in doc["workloads"]]
+    if doc.get("verdict_override"):
+        verdicts.append(Verdict(doc["verdict_override"]))
+    if any(f.get("severity") == "reject" for f in doc["guard"]["findings"]):
+        verdicts.append(Verdict.REJECTED)
+        doc["reasons"].append(
+            reason(
+                "GUARD_REJECT",
+                "the guard found an attempt to game the evaluation: "
+                + "; ".join(
+                    f["code"] for f in doc["guard"]["findings"] if f.get("severity") == "reject"
+                ),
+            )
+        )
+    ran = [e for e in doc["workloads"] if e["status"] != WorkloadStatus.SKIPPED.value]
+    if not ran and not doc.get("verdict_override"):
+        verdicts.append(Verdict.RUNTIME_ERROR)
+        doc["reasons"].append(reason("NO_WORKLOADS", "no workload could run on this device"))
+    doc["verdict"] = worst(verdicts).value
+    for e in doc["workloads"]:
+        for err in e["errors"]:
+            doc["reasons"].append({**err, "workload": e["id"]})
+
+
+def _as_verdict(status: str) -> Verdict:
+    if status in (WorkloadStatus.PASSED.value, WorkloadStatus.SKIPPED.value):
+        return Verdict.PASSED
+    return Verdict(status)
+
+
+def _aggregate(doc: dict[str, Any]) -> dict[str, Any]:
+    scored = [e for e in doc["workloads"] if e["status"] == WorkloadStatus.PASSED.value]
+    sols = [e["sol_score"] for e in scored if e["sol_score"] is not None]
+    out: dict[str, Any] = {
+        "sol_score": None,
+        "sol_score_mean": None,
+        "fraction_of_sol": None,
+        "speedup_eager": None,
+        "speedup_compile": None,
+        "workloads_scored": len(sols),
+    }
+    if doc["verdict"] != Verdict.PASSED.value or not scored:
+        return out
+    if sols and len(sols) == len(scored):
+        out["sol_score"] = scoring.aggregate(sols)
+        out["sol_score_mean"] = scoring.arithmetic_mean(sols)
+    fracs = [e["fraction_of_sol"] for e in scored if e["fraction_of_sol"]]
+    out["fraction_of_sol"] = _geomean(fracs) if len(fracs) == len(scored) else None
+    for kind in ("eager", "compile"):
+        sp = [e["speedup"][kind] for e in scored if e["speedup"][kind]]
+        out[f"speedup_{kind}"] = _geomean(sp) if len(sp) == len(scored) else None
+    return out
+
+
+def _geomean(xs: list[float]) -> float:
+    import math
+
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))

@@ -1,0 +1,391 @@
+"""The trusted side of an evaluation: `evaluate(...)` -> the result document.
+
+It holds the seeds and computes every reference output itself; the submission runs only in a
+sandboxed worker process (farm.harness.worker). Baselines (the reference in eager mode and under
+torch.compile) are timed in a separate worker that never loads the submission.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from farm.errors import FarmError, SubmissionError
+from farm.harness import correctness, report, seeds
+from farm.harness.channel import WorkerDied, WorkerProcess, WorkerSpec, stage_source
+from farm.harness.reference import expected
+from farm.harness.targets import Target, resolve_target
+from farm.result import Mode, Verdict, WorkloadStatus, reason
+from farm.sandbox import Limits, get_runner
+from farm.suite.loader import Suite, load_suite
+from farm.suite.model import Problem, Workload
+
+MAX_SOURCE_BYTES = 1 << 20
+ROUNDS = {Mode.TEST: 3, Mode.BENCHMARK: 3, Mode.LEADERBOARD: 5, Mode.PROFILE: 3}
+RECHECKS = 3  # timed calls whose outputs are re-checked against the reference
+
+
+@dataclass
+class EvalOptions:
+    """What to evaluate and how. `workloads` None = the device's default selection."""
+
+    problem: str
+    suite: str = "core-v1"
+    device: str = "cpu"
+    mode: str = "benchmark"
+    hardware: str | None = None
+    workloads: list[str] | None = None
+    sandbox: str = "auto"
+    seed: int | None = None
+    baselines: bool = True
+    compile_baseline: bool | None = None
+    policy: dict[str, Any] = field(default_factory=dict)
+    device_index: int = 0
+    limits: Limits = field(default_factory=Limits)
+
+
+def evaluate(source_path: str | Path, **options: Any) -> dict[str, Any]:
+    """Evaluate the submission at `source_path`; see EvalOptions for the options.
+
+    Returns a farm.result/1 document whatever the verdict. Raises FarmError only for bad
+    arguments (unknown problem, suite, device or mode) or a farm failure (no sandbox).
+    """
+    opts = EvalOptions(**options)
+    source_path = Path(source_path)
+    source = _read_source(source_path)
+    suite = load_suite(opts.suite)
+    problem = suite.problem(opts.problem)
+    mode = _mode(opts.mode)
+    target = resolve_target(opts.device, opts.hardware, opts.device_index)
+    run = Evaluation(opts, suite, problem, mode, target, source, source_path)
+    return run.execute()
+
+
+class Evaluation:
+    """One evaluation's state; `execute()` runs it and returns the document."""
+
+    def __init__(
+        self,
+        opts: EvalOptions,
+        suite: Suite,
+        problem: Problem,
+        mode: Mode,
+        target: Target,
+        source: str,
+        source_path: Path,
+    ) -> None:
+        self.opts, self.suite, self.problem, self.mode, self.target = (
+            opts,
+            suite,
+            problem,
+            mode,
+            target,
+        )
+        self.source, self.source_path = source, source_path
+        self.base = (
+            seeds.secret_base() if mode == Mode.LEADERBOARD else (opts.seed or seeds.PUBLIC_BASE)
+        )
+        self.doc = report.new_document(suite, problem, mode, target, source, opts)
+        self.entries: dict[str, dict[str, Any]] = {}
+        self.rng = random.SystemRandom()
+
+    def execute(self) -> dict[str, Any]:
+        started = time.time()
+        self.doc["environment"]["before"] = self.target.environment()
+        findings = report.static_findings(self.source, self.source_path.name)
+        self.doc["guard"]["findings"] += findings
+        workloads = self._workloads()
+        if any(f["severity"] == "reject" for f in findings):
+            self._reject_static(workloads)
+        else:
+            self._run(workloads)
+        self.doc["environment"]["after"] = self.target.environment()
+        report.finish(self.doc, self.problem, self.target, list(self.entries.values()), started)
+        return self.doc
+
+    def _workloads(self) -> list[Workload]:
+        chosen = self.target.select(self.problem, self.opts.workloads)
+        for w in chosen.skipped:
+            self.entries[w.id] = report.workload_entry(
+                self.problem, w, WorkloadStatus.SKIPPED, [reason("SKIPPED", chosen.skipped[w])]
+            )
+        return chosen.run
+
+    def _reject_static(self, workloads: list[Workload]) -> None:
+        detail = "the static guard rejected the source; it was not run"
+        for w in workloads:
+            self.entries[w.id] = report.workload_entry(
+                self.problem, w, WorkloadStatus.REJECTED, [reason("STATIC_GUARD", detail)]
+            )
+
+    def _run(self, workloads: list[Workload]) -> None:
+        with tempfile.TemporaryDirectory(prefix="farm-eval-") as tmp:
+            worker = self._start_candidate(Path(tmp), workloads)
+            if worker is None:
+                return
+            try:
+                timed = self._candidate(worker, workloads)
+            finally:
+                worker.close()
+                self.doc["logs"]["worker_stderr"] = worker.stderr_text()[-20000:]
+        if self.mode != Mode.TEST and self.opts.baselines and timed:
+            self._baselines(timed)
+
+    def _start_candidate(self, tmp: Path, workloads: list[Workload]) -> WorkerProcess | None:
+        workdir = tmp / "candidate"
+        workdir.mkdir()
+        staged = stage_source(self.source_path, workdir)
+        try:
+            worker = self._spawn(workdir)
+            axes = workloads[0].axes if workloads else {}
+            reply, _ = worker.request(
+                {"op": "load", "source_path": str(staged), "axes": axes}, timeout=300
+            )
+        except WorkerDied as exc:
+            self._fail_all(workloads, Verdict.COMPILE_ERROR, "LOAD_FAILED", exc.detail)
+            return None
+        self.doc["guard"]["findings"] += reply.get("findings", [])
+        if not reply.get("ok"):
+            self._fail_all(
+                workloads,
+                reply.get("status", "COMPILE_ERROR"),
+                "LOAD_FAILED",
+                reply.get("detail", ""),
+            )
+            worker.close()
+            return None
+        self.doc["submission"]["form"] = reply.get("form")
+        return worker
+
+    def _spawn(self, workdir: Path) -> WorkerProcess:
+        runner = get_runner(self.opts.sandbox)
+        spec = WorkerSpec(
+            device=self.target.device,
+            problem_dir=self.problem.directory.resolve(),
+            workdir=workdir,
+            device_index=self.opts.device_index,
+            limits=self.opts.limits,
+        )
+        self.doc["environment"]["sandbox"] = runner.name
+        return WorkerProcess(runner, spec)
+
+    def _fail_all(self, workloads: list[Workload], status: str, code: str, detail: str) -> None:
+        for w in workloads:
+            self.entries[w.id] = report.workload_entry(
+                self.problem,
+                w,
+                WorkloadStatus("RUNTIME_ERROR" if status == "COMPILE_ERROR" else status),
+                [reason(code, detail)],
+            )
+        self.doc["verdict_override"] = status if status == "COMPILE_ERROR" else None
+
+    def _candidate(self, worker: WorkerProcess, workloads: list[Workload]) -> list[Workload]:
+        """Check (and time) every workload; returns those that passed and were timed."""
+        timed = []
+        for i, w in enumerate(workloads):
+            try:
+                entry = self._check(worker, w)
+                if entry["status"] == WorkloadStatus.PASSED and self.mode != Mode.TEST:
+                    self._time(worker, w, entry)
+                    if entry["status"] == WorkloadStatus.PASSED:
+                        timed.append(w)
+            except WorkerDied as exc:
+                entry = report.workload_entry(
+                    self.problem, w, WorkloadStatus(exc.status), [reason(exc.status, exc.detail)]
+                )
+                self.entries[w.id] = entry
+                self._skip_rest(workloads[i + 1 :], "the worker died on an earlier workload")
+                break
+            self.entries[w.id] = entry
+        return timed
+
+    def _skip_rest(self, rest: list[Workload], why: str) -> None:
+        for w in rest:
+            self.entries[w.id] = report.workload_entry(
+                self.problem, w, WorkloadStatus.SKIPPED, [reason("SKIPPED", why)]
+            )
+
+    def _request(self, w: Workload, seed_base: int) -> dict[str, Any]:
+        nbytes = [s.nbytes(w.axes, w.dtype) for s in self.problem.outputs]
+        return {"axes": w.axes, "dtype": w.dtype, "seed_base": seed_base, "output_nbytes": nbytes}
+
+    def _check(self, worker: WorkerProcess, w: Workload) -> dict[str, Any]:
+        errors: list[dict[str, Any]] = []
+        stats: dict[str, float] = {}
+        rounds = ROUNDS[self.mode]
+        for r in range(rounds):
+            seed = seeds.derive(self.base, self.problem.name, w.id, "check", r)
+            reply, outputs = worker.request({"op": "check", **self._request(w, seed)}, timeout=600)
+            self.doc["guard"]["findings"] += _tag(reply.get("findings", []), w.id)
+            errors = self._check_reply(reply, outputs, w, seed, 0)
+            if errors:
+                break
+            stats = self._last_stats
+        status = report.status_of(errors)
+        entry = report.workload_entry(self.problem, w, status, errors)
+        entry["correctness"] = {"rounds": rounds if not errors else r + 1, **stats}
+        return entry
+
+    def _check_reply(
+        self, reply: dict[str, Any], outputs: list[torch.Tensor], w: Workload, seed: int, index: int
+    ) -> list[dict[str, Any]]:
+        self._last_stats = {}
+        if not reply.get("ok"):
+            return [reason(reply.get("status", "RUNTIME_ERROR"), reply.get("detail", ""))]
+        if reply.get("inputs_modified"):
+            names = [
+                self.problem.inputs[i].name
+                for i in reply["inputs_modified"]
+                if i < len(self.problem.inputs)
+            ]
+            return [
+                reason(
+                    "INPUT_MODIFIED",
+                    f"the kernel modified its input(s) {', '.join(names)}; inputs are read-only",
+                )
+            ]
+        ref = expected(self.problem, w, seed, index, self.target.torch_device)
+        errors, self._last_stats = correctness.compare(
+            outputs, ref, self.problem, device=self.target.torch_device
+        )
+        return errors
+
+    def _time(self, worker: WorkerProcess, w: Workload, entry: dict[str, Any]) -> None:
+        seed = seeds.derive(self.base, self.problem.name, w.id, "time")
+        policy = self.target.policy(self.opts.policy)
+        picks = sorted(self.rng.sample(range(policy.min_calls), k=min(RECHECKS, policy.min_calls)))
+        request = {
+            "op": "time",
+            **self._request(w, seed),
+            "policy": policy.__dict__,
+            "recheck": picks,
+            "llc_bytes": self.target.llc_bytes,
+        }
+        timeout = policy.budget_ms / 1000 + policy.warmup_ms / 1000 + 600
+        started = time.perf_counter()
+        reply, tensors = worker.request(request, timeout=timeout)
+        wall_ms = (time.perf_counter() - started) * 1000
+        self.doc["guard"]["findings"] += _tag(reply.get("findings", []), w.id)
+        if not reply.get("ok"):
+            report.set_status(
+                entry, [reason(reply.get("status", "RUNTIME_ERROR"), reply.get("detail", ""))]
+            )
+            return
+        errors = self._rechecks(reply, tensors, w, seed)
+        if errors:
+            report.set_status(entry, errors)
+            return
+        report.add_timing(entry, reply, wall_ms)
+
+    def _rechecks(
+        self, reply: dict[str, Any], tensors: list[torch.Tensor], w: Workload, seed: int
+    ) -> list[dict[str, Any]]:
+        offset = 0
+        for index, count in zip(reply.get("recheck", []), reply.get("recheck_counts", [])):
+            outputs = tensors[offset : offset + count]
+            offset += count
+            errors = self._check_reply({"ok": True}, outputs, w, seed, index)
+            if errors:
+                return [
+                    reason(
+                        "RECHECK_FAILED",
+                        f"timed call {index} returned a wrong result: "
+                        + "; ".join(e["detail"] for e in errors),
+                    )
+                ]
+        if self.target.device != "npu-sim" and len(reply.get("recheck", [])) < RECHECKS:
+            return [reason("RECHECK_MISSING", "the worker did not return the re-checked calls")]
+        return []
+
+    def _baselines(self, timed: list[Workload]) -> None:
+        kinds = ["eager"] + (
+            ["compile"] if self.target.compile_baseline(self.opts.compile_baseline) else []
+        )
+        with tempfile.TemporaryDirectory(prefix="farm-base-") as tmp:
+            for kind in kinds:
+                self._baseline(Path(tmp) / kind, kind, timed)
+
+    def _baseline(self, workdir: Path, kind: str, timed: list[Workload]) -> None:
+        workdir.mkdir(parents=True)
+        try:
+            worker = self._spawn(workdir)
+            reply, _ = worker.request(
+                {
+                    "op": "load",
+                    "builtin": "reference",
+                    "compile": kind == "compile",
+                    "axes": timed[0].axes,
+                },
+                timeout=300,
+            )
+        except WorkerDied as exc:
+            self.doc["reasons_extra"].append(reason("BASELINE_FAILED", f"{kind}: {exc.detail}"))
+            return
+        try:
+            for w in timed:
+                self._baseline_one(worker, kind, w)
+        finally:
+            worker.close()
+
+    def _baseline_one(self, worker: WorkerProcess, kind: str, w: Workload) -> None:
+        seed = seeds.derive(self.base, self.problem.name, w.id, "baseline", kind)
+        policy = self.target.policy(self.opts.policy)
+        request = {
+            "op": "time",
+            **self._request(w, seed),
+            "policy": policy.__dict__,
+            "recheck": [],
+            "llc_bytes": self.target.llc_bytes,
+        }
+        try:
+            reply, _ = worker.request(request, timeout=policy.budget_ms / 1000 + 900)
+        except WorkerDied as exc:
+            self.doc["reasons_extra"].append(
+                reason("BASELINE_FAILED", f"{kind} {w.id}: {exc.detail}")
+            )
+            return
+        if reply.get("ok"):
+            report.add_baseline(self.entries[w.id], kind, reply)
+        else:
+            self.doc["reasons_extra"].append(
+                reason("BASELINE_FAILED", f"{kind} {w.id}: {reply.get('detail', '')[-500:]}")
+            )
+
+
+def _tag(findings: list[dict[str, Any]], workload_id: str) -> list[dict[str, Any]]:
+    return [{**f, "workload": workload_id} for f in findings]
+
+
+def _read_source(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SubmissionError(
+            f"{path}: cannot read ({exc.strerror})", hint="check the path"
+        ) from None
+    if len(data) > MAX_SOURCE_BYTES:
+        raise SubmissionError(
+            f"{path.name}: {len(data)} bytes is over the {MAX_SOURCE_BYTES}-byte limit",
+            hint="submit one source file of kernel code",
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SubmissionError(
+            f"{path.name}: not UTF-8 text (byte {exc.start})", hint="save the file as UTF-8"
+        ) from None
+
+
+def _mode(name: str) -> Mode:
+    try:
+        return Mode(name)
+    except ValueError:
+        raise FarmError(
+            f"mode '{name}' is not a mode", hint=f"choose one of {', '.join(m.value for m in Mode)}"
+        ) from None

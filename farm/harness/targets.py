@@ -1,0 +1,100 @@
+"""What an evaluation runs on: the device kind, its hardware class and spec, and its defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from farm.errors import FarmError
+from farm.hardware import specs
+from farm.harness.timing import TimingPolicy
+from farm.suite.model import Problem, Workload
+
+DEVICES = ("cuda", "rocm", "npu-sim", "cpu")
+CPU_HARDWARE = "cpu"  # development only: wall-clock times, no SOL bound
+
+
+@dataclass
+class Selection:
+    run: list[Workload]
+    skipped: dict[Workload, str] = field(default_factory=dict)
+
+
+@dataclass
+class Target:
+    device: str
+    hardware: str
+    spec: specs.HardwareSpec | None
+    torch_device: torch.device
+    device_index: int = 0
+
+    @property
+    def llc_bytes(self) -> int:
+        return self.spec.llc_bytes if self.spec else 64 << 20
+
+    def environment(self) -> dict[str, Any]:
+        from farm.hardware import detect
+
+        vendor = {"cuda": "nvidia", "rocm": "amd"}.get(self.device, "none")
+        env = detect.read_environment(self.device_index, vendor=vendor)
+        if self.torch_device.type == "cuda":
+            env["device_name"] = torch.cuda.get_device_name(self.torch_device)
+        return env
+
+    def policy(self, overrides: dict[str, Any]) -> TimingPolicy:
+        return TimingPolicy.for_device(self.device, **overrides)
+
+    def compile_baseline(self, wanted: bool | None) -> bool:
+        """torch.compile baselines by default only on GPUs (CPU compiles take minutes)."""
+        return self.device in ("cuda", "rocm") if wanted is None else wanted
+
+    def select(self, problem: Problem, ids: list[str] | None) -> Selection:
+        """Workloads to run: the named ones, else small ones on cpu/npu-sim and the rest on GPUs."""
+        if ids:
+            chosen = [problem.workload(i) for i in ids]
+        elif self.device in ("cpu", "npu-sim"):
+            chosen = [w for w in problem.workloads if w.small]
+        else:
+            chosen = [w for w in problem.workloads if not w.small]
+        sel = Selection(run=[])
+        for w in chosen:
+            why = self._unsupported(problem, w)
+            if why:
+                sel.skipped[w] = why
+            else:
+                sel.run.append(w)
+        return sel
+
+    def _unsupported(self, problem: Problem, w: Workload) -> str | None:
+        if self.spec is None:
+            return None
+        lacking = [f for f in problem.requires if f not in self.spec.features]
+        if lacking:
+            return f"{self.hardware} lacks {', '.join(lacking)}"
+        if self.device == "npu-sim" and not w.small:
+            return "the simulator runs only small workloads (see docs/npu-sim.md)"
+        return None
+
+
+def resolve_target(device: str, hardware: str | None, index: int = 0) -> Target:
+    """Check the device name and find its hardware class (detected on GPUs unless given)."""
+    if device not in DEVICES:
+        from farm.errors import unknown
+
+        raise unknown("device", device, DEVICES)
+    if device == "npu-sim":
+        return Target(device, "npu-sim-v1", specs.get_spec("npu-sim-v1"), torch.device("cpu"))
+    if device == "cpu":
+        return Target(device, hardware or CPU_HARDWARE, None, torch.device("cpu"))
+    if not torch.cuda.is_available():
+        raise FarmError(
+            f"device '{device}' is not available here: torch sees no GPU",
+            hint="use --device npu-sim or --device cpu on a machine without a GPU",
+        )
+    torch_device = torch.device("cuda", index)
+    if hardware is None:
+        props = torch.cuda.get_device_properties(torch_device)
+        hardware = specs.detect_class(props.name, memory_bytes=props.total_memory)
+    return Target(device, hardware, specs.get_spec(hardware), torch_device, index)

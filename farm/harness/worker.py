@@ -1,0 +1,214 @@
+"""The untrusted side of an evaluation: `python -m farm.harness.worker`.
+
+It runs inside the sandbox, loads the submission, makes inputs from the seeds it is sent, calls
+the kernel, and times it. It never sees reference outputs or the secret seed base; the
+supervisor checks everything it returns. Before anything else it moves the channel off fd 0/1
+(so prints from the submission go to stderr, never into the protocol).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, BinaryIO
+
+
+def _take_channel() -> tuple[BinaryIO, BinaryIO]:
+    chan_in = os.fdopen(os.dup(0), "rb", buffering=0)
+    chan_out = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return chan_in, chan_out
+
+
+def main() -> int:
+    chan_in, chan_out = _take_channel()
+    from farm.harness import protocol
+
+    setup, _ = protocol.recv(chan_in)
+    if setup.get("device") == "npu-sim":
+        from farm.hardware import npu_sim
+
+        npu_sim.install()  # before triton is imported anywhere
+    session = Session(setup, chan_out)
+    protocol.send(chan_out, session.hello())
+    while True:
+        try:
+            request, _ = protocol.recv(chan_in)
+        except protocol.ProtocolError:
+            return 0
+        if request.get("op") == "bye":
+            return 0
+        session.handle(request)
+
+
+class Session:
+    """State of one worker: the device, the problem's input maker and the loaded submission."""
+
+    def __init__(self, setup: dict[str, Any], chan_out: BinaryIO) -> None:
+        import torch
+
+        from farm.harness import runtime
+
+        self.setup = setup
+        self.out = chan_out
+        self.device_kind = setup["device"]
+        self.device = torch.device("cuda" if self.device_kind in ("cuda", "rocm") else "cpu")
+        self.reference = runtime.load_problem_module(Path(setup["problem_dir"]))
+        self.submission = None
+        self.guard = runtime.Guard()
+        self.timer = None
+
+    def hello(self) -> dict[str, Any]:
+        import torch
+
+        return {
+            "op": "hello",
+            "pid": os.getpid(),
+            "torch": torch.__version__,
+            "device_name": _device_name(self.device),
+        }
+
+    def handle(self, request: dict[str, Any]) -> None:
+        from farm.harness import protocol
+
+        op = request.get("op")
+        try:
+            reply, tensors = getattr(self, f"op_{op}")(request)
+        except SubmissionFailure as exc:
+            reply, tensors = {"ok": False, "status": exc.status, "detail": exc.detail}, []
+        except Exception as exc:
+            reply, tensors = {"ok": False, "status": "HARNESS_ERROR", "detail": _tb(exc)}, []
+        protocol.send(self.out, {"op": op, **reply}, tensors)
+
+    def op_load(self, request: dict[str, Any]) -> tuple[dict[str, Any], list]:
+        from farm.errors import SubmissionError
+        from farm.harness import forms, runtime
+
+        if request.get("builtin") == "reference":
+            self.submission = _reference_call(self.reference, bool(request.get("compile")))
+            return {"ok": True, "form": "reference", "findings": []}, []
+        self.guard.before_import()
+        try:
+            self.submission = forms.load(
+                Path(request["source_path"]),
+                init_inputs=runtime.init_inputs_fn(self.reference, request.get("axes", {})),
+                seed_weights=runtime.weight_seeder(request.get("weight_seed", 0)),
+            )
+        except SubmissionError as exc:
+            raise SubmissionFailure("COMPILE_ERROR", str(exc)) from None
+        return {"ok": True, "form": self.submission.form, "findings": self.guard.after_import()}, []
+
+    def op_check(self, request: dict[str, Any]) -> tuple[dict[str, Any], list]:
+        from farm.harness import runtime
+
+        make = runtime.input_maker(self.reference, request, self.device)
+        inputs = make(0)
+        clones = [t.clone() for t in inputs]
+        runtime.poison_allocator(request.get("output_nbytes", []), self.device)
+        outputs = self._call(inputs)
+        modified = [
+            i for i, (a, b) in enumerate(zip(inputs, clones)) if not runtime.same_bits(a, b)
+        ]
+        return {"ok": True, "inputs_modified": modified, "findings": self.guard.check()}, outputs
+
+    def op_time(self, request: dict[str, Any]) -> tuple[dict[str, Any], list]:
+        from farm.harness import runtime, timing
+
+        make = runtime.input_maker(self.reference, request, self.device)
+        policy = timing.TimingPolicy(**request.get("policy", {}))
+        recheck = set(request.get("recheck", []))
+        run = self._timer(request).run(self._guarded_call, make, policy, recheck)
+        order = sorted(run.rechecks)
+        tensors = [t for i in order for t in run.rechecks[i]]
+        counts = [len(run.rechecks[i]) for i in order]
+        reply = {
+            "ok": True,
+            "times_ms": run.times_ms,
+            "event_ms": run.event_ms,
+            "method": run.method,
+            "windows_ms": run.windows,
+            "wall_ms": run.wall_ms,
+            "warmup_calls": run.warmup_calls,
+            "recheck": order,
+            "recheck_counts": counts,
+            "sim": run.sim,
+            "findings": self.guard.check(),
+        }
+        return reply, tensors
+
+    def _timer(self, request: dict[str, Any]):  # type: ignore[no-untyped-def]
+        from farm.harness import timing
+
+        if self.timer is None:
+            if self.device_kind in ("cuda", "rocm"):
+                self.timer = timing.GpuTimer(self.device, int(request.get("llc_bytes", 50 << 20)))
+            elif self.device_kind == "npu-sim":
+                from farm.harness.simtimer import SimTimer
+
+                self.timer = SimTimer()
+            else:
+                self.timer = timing.CpuTimer()
+        return self.timer
+
+    def _call(self, inputs: list) -> list:
+        outputs = self._guarded_call(inputs)
+        if self.device.type == "cuda":
+            import torch
+
+            torch.cuda.synchronize()
+        return outputs
+
+    def _guarded_call(self, inputs: list) -> list:
+        from farm.harness import runtime
+
+        if self.submission is None:
+            raise SubmissionFailure("HARNESS_ERROR", "no submission loaded")
+        try:
+            result = self.submission.call(inputs)
+        except SubmissionFailure:
+            raise
+        except BaseException as exc:
+            raise SubmissionFailure("RUNTIME_ERROR", _tb(exc)) from None
+        try:
+            return runtime.as_output_list(result)
+        except TypeError as exc:
+            raise SubmissionFailure("INCORRECT", str(exc)) from None
+
+
+def _reference_call(reference, compiled: bool):  # type: ignore[no-untyped-def]
+    """The baseline: the problem's reference, eager or under torch.compile (trusted code)."""
+    import torch
+
+    from farm.harness.forms import LoadedSubmission
+
+    fn = torch.compile(reference.reference) if compiled else reference.reference
+    return LoadedSubmission("reference", reference, lambda inputs: fn(*inputs))
+
+
+class SubmissionFailure(Exception):
+    def __init__(self, status: str, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+
+
+def _tb(exc: BaseException, limit: int = 4000) -> str:
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=6))
+    return text[-limit:]
+
+
+def _device_name(device) -> str:  # type: ignore[no-untyped-def]
+    import torch
+
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return "cpu"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
