@@ -57,7 +57,7 @@ class HardwareSpec:
     vendor: Literal["nvidia", "amd", "npu-sim"]
     device: Literal["cuda", "rocm", "npu-sim"]
     marketing_name: str
-    peaks: MappingProxyType[tuple[str, str], float]
+    peaks: MappingProxyType[tuple[str, str], float] = field(hash=False)  # FLOP/s
     memory_bandwidth: float  # bytes/s
     memory_bytes: int
     llc_bytes: int  # the last-level cache an L2 flush must exceed (NVIDIA L2, AMD Infinity Cache)

@@ -214,3 +214,9 @@ def test_memory_must_match_the_class():
     assert detect_class("AMD Instinct MI300X", memory_bytes=196592 * MIB) == "amd-mi300x"
     with pytest.raises(UnsupportedHardwareError, match="different part"):
         detect_class("AMD Instinct MI300X", memory_bytes=24 * GIB)  # a CPX partition
+
+
+def test_specs_are_hashable_and_frozen():
+    assert len(set(all_specs())) == len(CLASSES)
+    with pytest.raises(TypeError):
+        get_spec("nvidia-h100").peaks["float32", "vector"] = 1.0  # type: ignore[index]
