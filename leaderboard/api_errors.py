@@ -1,0 +1,41 @@
+"""Domain exceptions -> HTTP responses, so that APIs stay thin and every error says what to do."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+from leaderboard.artifacts.store import ArtifactStoreError
+from leaderboard.nodes.services import NodeError
+from leaderboard.runs.services import ResultInvalid, RunConflict, RunForbidden, RunNotFound
+from leaderboard.submissions.validation import SubmissionInvalid
+
+STORAGE_RETRY_AFTER_S = 30
+
+_STATUS = {
+    RunNotFound: status.HTTP_404_NOT_FOUND,
+    RunForbidden: status.HTTP_403_FORBIDDEN,
+    RunConflict: status.HTTP_409_CONFLICT,
+    ResultInvalid: status.HTTP_400_BAD_REQUEST,
+    NodeError: status.HTTP_400_BAD_REQUEST,
+}
+
+
+def handle(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, SubmissionInvalid):
+        return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, ArtifactStoreError):
+        if exc.missing:
+            return Response({"detail": str(exc)}, status=status.HTTP_404_NOT_FOUND)
+        return Response(
+            {"detail": f"artifact storage is unavailable ({exc}); nothing was lost, retry later"},
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": str(STORAGE_RETRY_AFTER_S)},
+        )
+    for kind, code in _STATUS.items():
+        if isinstance(exc, kind):
+            return Response({"detail": str(exc)}, status=code)
+    return exception_handler(exc, context)

@@ -1,0 +1,93 @@
+"""The REST API under /api/ (names fixed by DESIGN.md)."""
+
+from __future__ import annotations
+
+from django.urls import path
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+from rest_framework.views import APIView
+
+from leaderboard.accounts.apis import TokenDeleteApi, TokenListCreateApi
+from leaderboard.artifacts.apis import SignedDownloadApi, SignedUploadApi
+from leaderboard.boards.apis import BoardDetailApi, BoardListApi
+from leaderboard.nodes.apis import EnrollApi, HeartbeatApi, NodeListCreateApi, RegisterApi
+from leaderboard.problems.apis import HardwareListApi, ProblemDetailApi, ProblemListApi
+from leaderboard.runs.agent_apis import ArtifactUrlApi, ClaimApi, ResultApi, StartApi
+from leaderboard.runs.apis import RunArtifactApi, RunDetailApi, RunListApi
+from leaderboard.submissions.apis import (
+    SubmissionDetailApi,
+    SubmissionHackedApi,
+    SubmissionListCreateApi,
+    SubmissionSourceApi,
+)
+
+
+class ApiRoot(APIView):
+    """Entry points of the API."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request):  # type: ignore[no-untyped-def]
+        names = [
+            "schema",
+            "docs",
+            "problems",
+            "hardware",
+            "submissions",
+            "runs",
+            "boards",
+            "nodes",
+            "tokens",
+        ]
+        return Response({name: reverse(f"api-{name}", request=request) for name in names})
+
+
+urlpatterns = [
+    path("", ApiRoot.as_view(), name="api-root"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("problems/", ProblemListApi.as_view(), name="api-problems"),
+    path("problems/<str:suite>/<str:name>/", ProblemDetailApi.as_view(), name="api-problem"),
+    path("hardware/", HardwareListApi.as_view(), name="api-hardware"),
+    path("submissions/", SubmissionListCreateApi.as_view(), name="api-submissions"),
+    path("submissions/<int:submission_id>/", SubmissionDetailApi.as_view(), name="api-submission"),
+    path(
+        "submissions/<int:submission_id>/source/",
+        SubmissionSourceApi.as_view(),
+        name="api-submission-source",
+    ),
+    path(
+        "submissions/<int:submission_id>/hacked/",
+        SubmissionHackedApi.as_view(),
+        name="api-submission-hacked",
+    ),
+    path("runs/", RunListApi.as_view(), name="api-runs"),
+    path("runs/<int:run_id>/", RunDetailApi.as_view(), name="api-run"),
+    path(
+        "runs/<int:run_id>/artifacts/<str:name>/", RunArtifactApi.as_view(), name="api-run-artifact"
+    ),
+    path("boards/", BoardListApi.as_view(), name="api-boards"),
+    path(
+        "boards/<str:suite>/<str:problem>/<str:hardware>/",
+        BoardDetailApi.as_view(),
+        name="api-board",
+    ),
+    path("nodes/", NodeListCreateApi.as_view(), name="api-nodes"),
+    path("tokens/", TokenListCreateApi.as_view(), name="api-tokens"),
+    path("tokens/<int:token_id>/", TokenDeleteApi.as_view(), name="api-token"),
+    path("artifacts/<str:token>/", SignedDownloadApi.as_view(), name="api-artifact-download"),
+    # node-facing
+    path("agent/enroll/", EnrollApi.as_view(), name="agent-enroll"),
+    path("agent/register/", RegisterApi.as_view(), name="agent-register"),
+    path("agent/heartbeat/", HeartbeatApi.as_view(), name="agent-heartbeat"),
+    path("agent/runs/<int:run_id>/claim/", ClaimApi.as_view(), name="agent-claim"),
+    path("agent/runs/<int:run_id>/start/", StartApi.as_view(), name="agent-start"),
+    path("agent/runs/<int:run_id>/result/", ResultApi.as_view(), name="agent-result"),
+    path("agent/runs/<int:run_id>/artifacts/", ArtifactUrlApi.as_view(), name="agent-artifact-url"),
+    path("agent/upload/<str:token>/", SignedUploadApi.as_view(), name="agent-upload"),
+]

@@ -1,0 +1,105 @@
+"""Storing sources and issuing artifact URLs."""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from django.utils import timezone
+
+from leaderboard.artifacts.models import Artifact
+from leaderboard.artifacts.store import ArtifactStoreError, artifact_store
+from leaderboard.submissions.models import Source
+
+log = logging.getLogger(__name__)
+ARTIFACT_NAME = re.compile(r"^[a-z0-9][a-z0-9_.\-]{0,63}$")
+
+
+def source_store(*, sha256: str, attempts: int | None = None) -> bool:
+    """Put a pending source into artifact storage and clear its DB copy.
+
+    Returns False when there was nothing to do; raises ArtifactStoreError when storage failed
+    (the text stays in the database, nothing is lost).
+    """
+    source = Source.objects.filter(sha256=sha256, pending_text__isnull=False).first()
+    if source is None:
+        return False
+    store = artifact_store()
+    store.put(
+        source.key,
+        source.pending_text.encode("utf-8"),
+        content_type="text/x-python",
+        attempts=attempts,
+    )
+    Source.objects.filter(sha256=sha256).update(pending_text=None, stored_at=timezone.now())
+    return True
+
+
+def source_store_soon(*, sha256s: list[str]) -> None:
+    """Try once now (called after commit); on failure leave it to the Celery task."""
+    from leaderboard.artifacts import tasks
+
+    for sha in sha256s:
+        try:
+            source_store(sha256=sha, attempts=1)
+        except ArtifactStoreError as exc:
+            log.warning("source %s kept in the database for now: %s", sha[:12], exc)
+            try:
+                tasks.store_source.apply_async(args=[sha], countdown=5)
+            except Exception as send_exc:  # broker down too: the periodic sweep will find it
+                log.warning("could not queue the source upload: %s", send_exc)
+
+
+def source_text(*, source: Source) -> str:
+    """The text of a source; raises ArtifactStoreError when storage cannot deliver it."""
+    if source.pending_text is not None:
+        return source.pending_text
+    return artifact_store().get(source.key).decode("utf-8")
+
+
+def sources_store_pending(*, limit: int = 100) -> int:
+    """Retry every pending source (oldest first); returns how many were stored."""
+    stored = 0
+    shas = (
+        Source.objects.filter(pending_text__isnull=False)
+        .order_by("created_at")
+        .values_list("sha256", flat=True)
+    )
+    for sha in list(shas[:limit]):
+        try:
+            stored += source_store(sha256=sha)
+        except ArtifactStoreError:
+            break  # storage still down: try again on the next sweep
+    return stored
+
+
+def artifact_upload_url(*, run, node, name: str, content_type: str, base_url: str) -> dict:  # type: ignore[no-untyped-def]
+    """A URL the node PUTs the artifact to (presigned S3, or the server's signed endpoint)."""
+    if not ARTIFACT_NAME.match(name):
+        raise ValueError(
+            f"artifact name {name!r}: use 1-64 of a-z 0-9 _ . - (e.g. 'logs', 'profile.ncu-rep')"
+        )
+    key = f"runs/{run.pk}/{run.attempt}/{name}"
+    Artifact.objects.update_or_create(
+        run=run, attempt=run.attempt, name=name, defaults={"key": key, "content_type": content_type}
+    )
+    url = artifact_store().upload_url(key, content_type=content_type, base_url=base_url)
+    return {
+        "name": name,
+        "key": key,
+        "method": "PUT",
+        "url": url,
+        "headers": {"Content-Type": content_type},
+    }
+
+
+def artifacts_mark_reported(*, run, names: list[str]) -> None:  # type: ignore[no-untyped-def]
+    Artifact.objects.filter(run=run, attempt=run.attempt, name__in=names).update(reported=True)
+
+
+def artifact_download_url(*, artifact: Artifact, base_url: str) -> str:
+    return artifact_store().download_url(artifact.key, base_url=base_url)
+
+
+def artifact_put_signed(*, key: str, data: bytes, content_type: str) -> None:
+    artifact_store().put(key, data, content_type=content_type)

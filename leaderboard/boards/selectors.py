@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db.models import QuerySet
+
+from leaderboard.boards.models import Board, BoardEntry
+
+
+@dataclass
+class RankedEntry:
+    rank: int
+    tied: bool
+    entry: BoardEntry
+
+
+def board_find(*, suite: str, problem: str, hardware: str) -> Board | None:
+    return (
+        Board.objects.select_related("problem__suite", "hardware", "owner")
+        .filter(problem__suite_id=suite, problem__name=problem, hardware_id=hardware)
+        .first()
+    )
+
+
+def board_list() -> QuerySet[Board]:
+    return Board.objects.select_related("problem", "hardware").order_by(
+        "problem__suite_id", "problem__name", "hardware_id"
+    )
+
+
+def intervals_overlap(a: dict[str, list[float]], b: dict[str, list[float]]) -> bool:
+    """True when, on every workload both entries timed, their time intervals overlap."""
+    common = set(a) & set(b)
+    if not common:
+        return False
+    return all(a[w][0] <= b[w][1] and b[w][0] <= a[w][1] for w in common)
+
+
+def board_ranking(*, board: Board, limit: int | None = None) -> list[RankedEntry]:
+    """Entries by SOL score, best first. Neighbours whose time intervals overlap on every
+    workload share a rank (noise cannot tell them apart) and are marked tied."""
+    entries = list(
+        BoardEntry.objects.filter(board=board)
+        .select_related("user")
+        .order_by("-sol_score", "updated_at")[: limit or settings.FARM_BOARD_LIMIT]
+    )
+    ranked: list[RankedEntry] = []
+    for i, entry in enumerate(entries):
+        if ranked and intervals_overlap(ranked[-1].entry.intervals, entry.intervals):
+            ranked[-1].tied = True
+            ranked.append(RankedEntry(rank=ranked[-1].rank, tied=True, entry=entry))
+        else:
+            ranked.append(RankedEntry(rank=i + 1, tied=False, entry=entry))
+    return ranked

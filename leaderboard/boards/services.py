@@ -1,0 +1,109 @@
+"""Board entries: the best valid run per user per problem per hardware (per suite).
+
+A run counts only when it is done, in leaderboard mode, PASSED (the server's verdict, after the
+roofline floor), its secret-seed workloads ran and PASSED, and its submission is neither private
+nor marked hacked.
+"""
+
+from __future__ import annotations
+
+import math
+
+from django.db import transaction
+
+from leaderboard.boards.models import Board, BoardEntry
+from leaderboard.runs.models import Run, WorkloadResult
+
+
+def board_get_or_create(*, problem_id: int, hardware_id: str) -> Board:
+    board, _ = Board.objects.get_or_create(problem_id=problem_id, hardware_id=hardware_id)
+    return board
+
+
+def counting_runs():  # type: ignore[no-untyped-def]
+    return Run.objects.filter(
+        mode="leaderboard",
+        state=Run.State.DONE,
+        verdict="PASSED",
+        sol_score__isnull=False,
+        result__secret_passed=True,
+        submission__hacked=False,
+        submission__private=False,
+    )
+
+
+@transaction.atomic
+def board_entry_refresh(*, problem_id: int, hardware_id: str, user_id: int) -> BoardEntry | None:
+    """Recompute one user's entry on one board; removes it when no run counts any more."""
+    board = board_get_or_create(problem_id=problem_id, hardware_id=hardware_id)
+    best = (
+        counting_runs()
+        .filter(problem_id=problem_id, hardware_id=hardware_id, user_id=user_id)
+        .order_by("-sol_score", "finished_at")
+        .first()
+    )
+    if best is None:
+        BoardEntry.objects.filter(board=board, user_id=user_id).delete()
+        return None
+    entry, _ = BoardEntry.objects.update_or_create(
+        board=board,
+        user_id=user_id,
+        defaults={
+            "run": best,
+            "submission_id": best.submission_id,
+            "sol_score": best.sol_score,
+            **_figures(best),
+        },
+    )
+    return entry
+
+
+def _figures(run: Run) -> dict:
+    rows = list(WorkloadResult.objects.filter(result_id=run.pk, time_ms__gt=0))
+    public = [r for r in rows if not r.secret] or rows
+    return {
+        "time_ms": _geomean([r.time_ms for r in public]),
+        "sol_ms": _geomean([r.sol_ms for r in public]),
+        "fraction_of_sol": _geomean([_ratio(r.sol_ms, r.time_ms) for r in public]),
+        "speedup_eager": _geomean([_ratio(r.baseline_eager_ms, r.time_ms) for r in public]),
+        "speedup_compile": _geomean([_ratio(r.baseline_compile_ms, r.time_ms) for r in public]),
+        "intervals": {
+            r.workload_id: [
+                r.ci_low_ms if r.ci_low_ms is not None else r.time_ms,
+                r.ci_high_ms if r.ci_high_ms is not None else r.time_ms,
+            ]
+            for r in public
+        },
+    }
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a and b else None
+
+
+def _geomean(values: list[float | None]) -> float | None:
+    vals = [v for v in values if v is not None and v > 0]
+    if not vals:
+        return None
+    return math.exp(sum(math.log(v) for v in vals) / len(vals))
+
+
+def board_entries_refresh_for_runs(*, run_ids: list[int]) -> None:
+    keys = (
+        Run.objects.filter(id__in=run_ids)
+        .values_list("problem_id", "hardware_id", "user_id")
+        .distinct()
+    )
+    for problem_id, hardware_id, user_id in keys:
+        board_entry_refresh(problem_id=problem_id, hardware_id=hardware_id, user_id=user_id)
+
+
+def board_update(
+    *, board: Board, sources_public: bool | None = None, owner_id: int | None = None
+) -> Board:
+    if sources_public is not None:
+        board.sources_public = sources_public
+    if owner_id is not None:
+        board.owner_id = owner_id
+    board.save(update_fields=["sources_public", "owner"])
+    return board

@@ -1,0 +1,233 @@
+from __future__ import annotations
+
+import hmac
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
+from rest_framework import exceptions, serializers, status
+from rest_framework.permissions import AllowAny, IsAdminUser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from leaderboard.nodes.authentication import IsNode, NodeTokenAuthentication
+from leaderboard.nodes.models import Node
+from leaderboard.nodes.selectors import node_list, node_status, queue_depth_by_hardware
+from leaderboard.nodes.services import node_create, node_enroll, node_heartbeat, node_register
+from leaderboard.runs.models import Run
+
+
+class NodeOutput(serializers.ModelSerializer):
+    hardware = serializers.SerializerMethodField()
+    status = serializers.SerializerMethodField()
+    queue_depth = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Node
+        fields = [
+            "id",
+            "name",
+            "hardware",
+            "status",
+            "enabled",
+            "draining",
+            "last_heartbeat",
+            "registered_at",
+            "agent_version",
+            "devices",
+            "current_runs",
+            "queue_depth",
+        ]
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_hardware(self, node: Node) -> list[str]:
+        return sorted(h.name for h in node.hardware.all())
+
+    @extend_schema_field(
+        serializers.ChoiceField(choices=["online", "offline", "draining", "disabled"])
+    )
+    def get_status(self, node: Node) -> str:
+        return node_status(node=node)
+
+    @extend_schema_field(serializers.IntegerField())
+    def get_queue_depth(self, node: Node) -> int:
+        depth = self.context.get("depth", {})
+        return sum(depth.get(h.name, 0) for h in node.hardware.all())
+
+
+class NodeListCreateApi(APIView):
+    """Nodes with their hardware, status, last heartbeat and the depth of their queues.
+    POST (staff) creates a node and returns its token once."""
+
+    def get_permissions(self):  # type: ignore[no-untyped-def]
+        return [AllowAny()] if self.request.method == "GET" else [IsAdminUser()]
+
+    class NodeCreateInput(serializers.Serializer):
+        name = serializers.RegexField(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}$")
+        hardware = serializers.ListField(child=serializers.CharField(max_length=50), default=list)
+
+    @extend_schema(responses=NodeOutput(many=True))
+    def get(self, request):  # type: ignore[no-untyped-def]
+        context = {"depth": queue_depth_by_hardware()}
+        return Response(NodeOutput(node_list(), many=True, context=context).data)
+
+    @extend_schema(
+        request=NodeCreateInput,
+        responses={
+            201: inline_serializer(
+                "NodeCreated",
+                {
+                    "id": serializers.IntegerField(),
+                    "name": serializers.CharField(),
+                    "token": serializers.CharField(),
+                },
+            )
+        },
+    )
+    def post(self, request):  # type: ignore[no-untyped-def]
+        data = self.NodeCreateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        node, key = node_create(**data.validated_data)
+        return Response(
+            {"id": node.pk, "name": node.name, "token": key}, status=status.HTTP_201_CREATED
+        )
+
+
+class RegisterInput(serializers.Serializer):
+    hardware = serializers.ListField(child=serializers.CharField(max_length=50), allow_empty=False)
+    devices = serializers.ListField(child=serializers.JSONField(), default=list)
+    agent_version = serializers.CharField(max_length=50, default="", allow_blank=True)
+    hostname = serializers.CharField(max_length=200, default="", allow_blank=True)
+
+
+def _registration(node: Node) -> dict[str, Any]:
+    names = sorted(h.name for h in node.hardware.all())
+    return {
+        "node": {
+            "id": node.pk,
+            "name": node.name,
+            "hardware": names,
+            "status": node_status(node=node),
+        },
+        "queues": [f"hw.{n}" for n in names],
+        "heartbeat_interval_s": max(1, settings.FARM_NODE_DEAD_AFTER_S // 4),
+        "dead_after_s": settings.FARM_NODE_DEAD_AFTER_S,
+        "server_time": timezone.now().isoformat(),
+    }
+
+
+RegistrationOutput = inline_serializer(
+    "Registration",
+    {
+        "node": serializers.DictField(),
+        "queues": serializers.ListField(child=serializers.CharField()),
+        "heartbeat_interval_s": serializers.IntegerField(),
+        "dead_after_s": serializers.IntegerField(),
+        "server_time": serializers.DateTimeField(),
+    },
+)
+
+
+class RegisterApi(APIView):
+    """An agent says what hardware classes it serves and what devices it found."""
+
+    authentication_classes = [NodeTokenAuthentication]
+    permission_classes = [IsNode]
+
+    @extend_schema(request=RegisterInput, responses={200: RegistrationOutput})
+    def post(self, request):  # type: ignore[no-untyped-def]
+        data = RegisterInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        node = node_register(node=request.auth, **data.validated_data)
+        return Response(_registration(node))
+
+
+class EnrollApi(APIView):
+    """With the operator's enrolment secret (FARM_NODE_ENROLL_TOKEN, in the X-Farm-Enroll
+    header), create a node (or rotate its token) and return the node token once."""
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    class EnrollInput(serializers.Serializer):
+        name = serializers.RegexField(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}$")
+        hardware = serializers.ListField(
+            child=serializers.CharField(max_length=50), allow_empty=False
+        )
+
+    @extend_schema(
+        request=EnrollInput,
+        responses={
+            201: inline_serializer(
+                "Enrolled",
+                {
+                    "id": serializers.IntegerField(),
+                    "name": serializers.CharField(),
+                    "token": serializers.CharField(),
+                },
+            )
+        },
+    )
+    def post(self, request):  # type: ignore[no-untyped-def]
+        secret = settings.FARM_NODE_ENROLL_TOKEN
+        given = request.headers.get("X-Farm-Enroll", "")
+        if not secret or not hmac.compare_digest(secret.encode(), given.encode()):
+            raise exceptions.PermissionDenied(
+                "enrolment needs the X-Farm-Enroll secret (FARM_NODE_ENROLL_TOKEN)"
+            )
+        data = self.EnrollInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        node, key = node_enroll(**data.validated_data)
+        return Response(
+            {"id": node.pk, "name": node.name, "token": key}, status=status.HTTP_201_CREATED
+        )
+
+
+class HeartbeatApi(APIView):
+    """The agent is alive. The answer lists runs it reported as current that it no longer holds
+    (`abandon`: stop them, their results would be refused) and whether it should drain."""
+
+    authentication_classes = [NodeTokenAuthentication]
+    permission_classes = [IsNode]
+
+    class HeartbeatInput(serializers.Serializer):
+        current_runs = serializers.ListField(
+            child=serializers.IntegerField(min_value=1), default=list
+        )
+        devices = serializers.ListField(child=serializers.JSONField(), required=False)
+
+    @extend_schema(
+        request=HeartbeatInput,
+        responses={
+            200: inline_serializer(
+                "HeartbeatAck",
+                {
+                    "status": serializers.CharField(),
+                    "abandon": serializers.ListField(child=serializers.IntegerField()),
+                    "drain": serializers.BooleanField(),
+                    "server_time": serializers.DateTimeField(),
+                },
+            )
+        },
+    )
+    def post(self, request):  # type: ignore[no-untyped-def]
+        data = self.HeartbeatInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        current = data.validated_data["current_runs"]
+        node = node_heartbeat(
+            node=request.auth, current_runs=current, devices=data.validated_data.get("devices")
+        )
+        held = set(
+            Run.objects.filter(id__in=current, node=node, state__in=Run.ACTIVE).values_list(
+                "id", flat=True
+            )
+        )
+        return Response(
+            {
+                "status": node_status(node=node),
+                "abandon": sorted(set(current) - held),
+                "drain": node.draining or not node.enabled,
+                "server_time": timezone.now().isoformat(),
+            }
+        )

@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from leaderboard.accounts.tokens import NODE_PREFIX, token_hash, token_new
+from leaderboard.nodes.models import Node
+from leaderboard.problems.models import HardwareClass
+
+
+class NodeError(ValueError):
+    """A node's request cannot be honoured; the message says why."""
+
+
+@transaction.atomic
+def node_create(*, name: str, hardware: list[str] | None = None) -> tuple[Node, str]:
+    """Create a node and return it with its token (shown once). Raises NodeError on a taken name."""
+    if Node.objects.filter(name=name).exists():
+        raise NodeError(f"node '{name}' exists; rotate its token instead (node_token_rotate)")
+    key = token_new(NODE_PREFIX)
+    node = Node.objects.create(name=name, token_hash=token_hash(key))
+    if hardware:
+        node.hardware.set(_hardware(hardware))
+    return node, key
+
+
+def node_token_rotate(*, node: Node) -> str:
+    key = token_new(NODE_PREFIX)
+    Node.objects.filter(pk=node.pk).update(token_hash=token_hash(key))
+    return key
+
+
+def _hardware(names: list[str]) -> list[HardwareClass]:
+    found = list(HardwareClass.objects.filter(name__in=names, active=True))
+    missing = sorted(set(names) - {h.name for h in found})
+    if missing:
+        known = ", ".join(HardwareClass.objects.values_list("name", flat=True))
+        raise NodeError(f"unknown hardware class '{missing[0]}' (known: {known})")
+    return found
+
+
+@transaction.atomic
+def node_register(
+    *, node: Node, hardware: list[str], devices: list[Any], agent_version: str, hostname: str
+) -> Node:
+    """Record what an agent found on its machine; it counts as a heartbeat."""
+    node.hardware.set(_hardware(hardware))
+    now = timezone.now()
+    Node.objects.filter(pk=node.pk).update(
+        registered_at=now,
+        last_heartbeat=now,
+        devices=devices,
+        agent_version=agent_version,
+        hostname=hostname,
+    )
+    node.refresh_from_db()
+    return node
+
+
+def node_heartbeat(*, node: Node, current_runs: list[int], devices: list[Any] | None) -> Node:
+    fields: dict[str, Any] = {"last_heartbeat": timezone.now(), "current_runs": current_runs}
+    if devices is not None:
+        fields["devices"] = devices
+    Node.objects.filter(pk=node.pk).update(**fields)
+    node.refresh_from_db()
+    return node
+
+
+def node_enroll(*, name: str, hardware: list[str]) -> tuple[Node, str]:
+    """Create a node from an agent holding the enrolment secret; rotate if the name exists."""
+    node = Node.objects.filter(name=name).first()
+    if node is None:
+        return node_create(name=name, hardware=hardware)
+    node.hardware.set(_hardware(hardware))
+    return node, node_token_rotate(node=node)

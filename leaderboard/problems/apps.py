@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ProblemsConfig(AppConfig):
+    name = "leaderboard.problems"
+    label = "problems"

@@ -1,0 +1,97 @@
+"""Loading pinned suites and hardware classes into the database (idempotent)."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from farm.errors import FarmError
+from farm.suite.loader import Suite as FarmSuite
+from leaderboard.problems import farm_bridge
+from leaderboard.problems.models import HardwareClass, Problem, Suite
+
+
+def hardware_sync() -> list[HardwareClass]:
+    """Create or update every hardware class the farm knows, with its spec and languages."""
+    result = []
+    for name in farm_bridge.hardware_names():
+        spec = farm_bridge.hardware_spec(name)
+        vendor = str(getattr(spec, "vendor", "") or farm_bridge.vendor_of(name))
+        device = str(getattr(spec, "device", "") or _device_of(vendor))
+        hw, _ = HardwareClass.objects.update_or_create(
+            name=name,
+            defaults={
+                "vendor": vendor,
+                "device": device,
+                "languages": farm_bridge.languages_for(vendor),
+                "spec": farm_bridge.spec_json(spec),
+            },
+        )
+        result.append(hw)
+    return result
+
+
+def _device_of(vendor: str) -> str:
+    return {"nvidia": "cuda", "amd": "rocm", "npu": "npu-sim"}.get(vendor, "cpu")
+
+
+@transaction.atomic
+def suite_sync(*, farm_suite: FarmSuite, hardware: list[HardwareClass]) -> Suite:
+    """Record the suite and its hash; create or update each problem with its SOL table."""
+    suite, _ = Suite.objects.update_or_create(
+        name=farm_suite.name, defaults={"hash": farm_suite.hash or ""}
+    )
+    for problem in farm_suite.problems.values():
+        Problem.objects.update_or_create(
+            suite=suite,
+            name=problem.name,
+            defaults={
+                "category": problem.category,
+                "description": problem.description,
+                "signature": problem.signature,
+                "languages": list(problem.languages),
+                "dtypes": list(problem.dtypes),
+                "compute_unit": problem.compute_unit,
+                "workloads": [_workload_json(problem, w) for w in problem.workloads],
+                "sol_table": _sol_table(problem, hardware),
+            },
+        )
+    return suite
+
+
+def _workload_json(problem, w) -> dict:  # type: ignore[no-untyped-def]
+    return {
+        "id": w.id,
+        "axes": w.axes,
+        "dtype": w.dtype,
+        "model": w.model,
+        "small": w.small,
+        "flops": problem.flop_count(w),
+        "bytes": problem.compulsory_bytes(w),
+    }
+
+
+def _sol_table(problem, hardware: list[HardwareClass]) -> dict:  # type: ignore[no-untyped-def]
+    table = {}
+    for hw in hardware:
+        rows = [farm_bridge.sol_ms(problem, w, hw.name) for w in problem.workloads]
+        if any(rows):
+            table[hw.name] = [r for r in rows if r]
+    return table
+
+
+def suites_sync() -> tuple[list[Suite], list[str]]:
+    """Load every pinned suite the farm finds (bundled, FARM_SUITES_PATH, user store).
+
+    Returns the suites loaded and one message per suite that could not be (a broken or
+    unpinned suite does not stop the others).
+    """
+    hardware = hardware_sync()
+    loaded, errors = [], []
+    for name in farm_bridge.suite_names():
+        try:
+            farm_suite = farm_bridge.suite_load(name)
+        except FarmError as exc:
+            errors.append(str(exc))
+            continue
+        loaded.append(suite_sync(farm_suite=farm_suite, hardware=hardware))
+    return loaded, errors

@@ -1,0 +1,206 @@
+"""Node-facing run endpoints (/api/agent/runs/<id>/...), authenticated by node token."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import exceptions, serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from leaderboard.artifacts.services import artifact_upload_url, source_text
+from leaderboard.nodes.authentication import IsEnabledNode, NodeTokenAuthentication
+from leaderboard.runs.models import Run
+from leaderboard.runs.services import (
+    RunForbidden,
+    run_claim,
+    run_failure_record,
+    run_result_record,
+    run_start,
+)
+
+JobOutput = inline_serializer(
+    "Job",
+    {
+        "run": serializers.IntegerField(),
+        "attempt": serializers.IntegerField(),
+        "submission": serializers.IntegerField(),
+        "suite": serializers.DictField(help_text="{name, hash}"),
+        "problem": serializers.CharField(),
+        "hardware": serializers.CharField(),
+        "mode": serializers.CharField(),
+        "language": serializers.CharField(),
+        "filename": serializers.CharField(),
+        "source": serializers.CharField(),
+        "source_sha256": serializers.CharField(),
+        "time_limits": serializers.DictField(help_text="{soft_s, hard_s}"),
+    },
+)
+StateOutput = inline_serializer(
+    "RunState",
+    {
+        "run": serializers.IntegerField(),
+        "attempt": serializers.IntegerField(),
+        "state": serializers.CharField(),
+        "verdict": serializers.CharField(),
+        "duplicate": serializers.BooleanField(),
+        "server_reasons": serializers.ListField(child=serializers.DictField()),
+    },
+)
+
+
+class AgentApi(APIView):
+    authentication_classes = [NodeTokenAuthentication]
+    permission_classes = [IsEnabledNode]
+
+
+def job(run: Run) -> dict:
+    submission = run.submission
+    soft, hard = settings.FARM_TIME_LIMITS_S[run.mode]
+    return {
+        "run": run.pk,
+        "attempt": run.attempt,
+        "submission": submission.pk,
+        "suite": {"name": submission.suite_id, "hash": submission.suite_hash},
+        "problem": run.problem.name,
+        "hardware": run.hardware_id,
+        "mode": run.mode,
+        "language": submission.language,
+        "filename": submission.filename,
+        "source": source_text(source=submission.source),
+        "source_sha256": submission.source_id,
+        "time_limits": {"soft_s": soft, "hard_s": hard},
+    }
+
+
+class AttemptInput(serializers.Serializer):
+    attempt = serializers.IntegerField(
+        min_value=1, help_text="the attempt number the claim returned"
+    )
+
+
+class ClaimApi(AgentApi):
+    """Claim a queued run: exactly one node wins (200 with the job); others get 409."""
+
+    @extend_schema(request=None, responses={200: JobOutput})
+    def post(self, request, run_id: int):  # type: ignore[no-untyped-def]
+        run = run_claim(run_id=run_id, node=request.auth)
+        run = Run.objects.select_related("submission__source", "problem").get(pk=run.pk)
+        return Response(job(run))
+
+
+def _state(run: Run, duplicate: bool = False) -> dict:
+    result = getattr(run, "result", None) if run.state in Run.TERMINAL else None
+    return {
+        "run": run.pk,
+        "attempt": run.attempt,
+        "state": run.state,
+        "verdict": run.verdict,
+        "duplicate": duplicate,
+        "server_reasons": result.server_reasons if result else [],
+    }
+
+
+class StartApi(AgentApi):
+    """claimed -> running (idempotent for the holder)."""
+
+    @extend_schema(request=AttemptInput, responses={200: StateOutput})
+    def post(self, request, run_id: int):  # type: ignore[no-untyped-def]
+        data = AttemptInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        run = run_start(run_id=run_id, node=request.auth, attempt=data.validated_data["attempt"])
+        return Response(_state(run))
+
+
+class FailureInput(serializers.Serializer):
+    code = serializers.RegexField(
+        r"^[A-Z][A-Z0-9_]{0,49}$", help_text="UPPER_SNAKE, e.g. SANDBOX_CRASH"
+    )
+    detail = serializers.CharField(max_length=10000)
+    retryable = serializers.BooleanField(default=False)
+
+
+class ResultInput(AttemptInput):
+    result = serializers.JSONField(required=False, help_text="a farm.result/1 document")
+    failure = FailureInput(
+        required=False, help_text="instead of `result`: the run could not be evaluated"
+    )
+    artifacts = serializers.ListField(
+        child=serializers.CharField(max_length=64), required=False, default=list
+    )
+
+    def validate(self, attrs):  # type: ignore[no-untyped-def]
+        if ("result" in attrs) == ("failure" in attrs):
+            raise serializers.ValidationError("send exactly one of `result` or `failure`")
+        return attrs
+
+
+class ResultApi(AgentApi):
+    """Report a run's result document (or a failure). Idempotent: the same post again returns
+    the stored outcome with duplicate=true and changes nothing."""
+
+    @extend_schema(request=ResultInput, responses={200: StateOutput})
+    def post(self, request, run_id: int):  # type: ignore[no-untyped-def]
+        data = ResultInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        if "failure" in v:
+            recorded = run_failure_record(
+                run_id=run_id, node=request.auth, attempt=v["attempt"], **v["failure"]
+            )
+        else:
+            recorded = run_result_record(
+                run_id=run_id,
+                node=request.auth,
+                attempt=v["attempt"],
+                document=v["result"],
+                artifacts=v["artifacts"],
+            )
+        run = Run.objects.select_related("result").get(pk=recorded.run.pk)
+        return Response(_state(run, recorded.duplicate))
+
+
+class ArtifactUrlApi(AgentApi):
+    """A URL to PUT one artifact of the held run to (nodes hold no storage credentials)."""
+
+    class ArtifactUrlInput(AttemptInput):
+        name = serializers.CharField(
+            max_length=64, help_text="logs, result.json, profile.ncu-rep, ..."
+        )
+        content_type = serializers.CharField(max_length=100, default="application/octet-stream")
+
+    @extend_schema(
+        request=ArtifactUrlInput,
+        responses={
+            200: inline_serializer(
+                "UploadUrl",
+                {
+                    "name": serializers.CharField(),
+                    "key": serializers.CharField(),
+                    "method": serializers.CharField(),
+                    "url": serializers.URLField(),
+                    "headers": serializers.DictField(),
+                },
+            )
+        },
+    )
+    def post(self, request, run_id: int):  # type: ignore[no-untyped-def]
+        data = self.ArtifactUrlInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        run = Run.objects.filter(pk=run_id).first()
+        if run is None:
+            raise exceptions.NotFound(f"run {run_id} does not exist")
+        if run.node_id != request.auth.pk or run.attempt != v["attempt"]:
+            raise RunForbidden(f"run {run_id} (attempt {v['attempt']}) is not held by this node")
+        try:
+            body = artifact_upload_url(
+                run=run,
+                node=request.auth,
+                name=v["name"],
+                content_type=v["content_type"],
+                base_url=request.build_absolute_uri("/"),
+            )
+        except ValueError as exc:
+            raise exceptions.ValidationError({"name": [str(exc)]}) from None
+        return Response(body)

@@ -1,0 +1,188 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpResponseRedirect
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from rest_framework import exceptions, serializers
+from rest_framework.pagination import CursorPagination
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from leaderboard.artifacts.models import Artifact
+from leaderboard.artifacts.services import artifact_download_url
+from leaderboard.runs.models import Result, Run, WorkloadResult
+from leaderboard.submissions.selectors import runs_visible
+
+FILTERS = {
+    "state": "state",
+    "hardware": "hardware_id",
+    "mode": "mode",
+    "submission": "submission_id",
+    "problem": "problem__name",
+    "verdict": "verdict",
+}
+
+
+class RunListOutput(serializers.ModelSerializer):
+    hardware = serializers.CharField(source="hardware_id")
+    problem = serializers.CharField(source="problem.name")
+    submission = serializers.IntegerField(source="submission_id")
+
+    class Meta:
+        model = Run
+        fields = [
+            "id",
+            "submission",
+            "problem",
+            "hardware",
+            "mode",
+            "state",
+            "attempt",
+            "verdict",
+            "sol_score",
+            "failure_code",
+            "created_at",
+            "finished_at",
+        ]
+
+
+class WorkloadOutput(serializers.ModelSerializer):
+    class Meta:
+        model = WorkloadResult
+        fields = [
+            "workload_id",
+            "secret",
+            "status",
+            "time_ms",
+            "ci_low_ms",
+            "ci_high_ms",
+            "sol_ms",
+            "sol_score",
+            "baseline_eager_ms",
+            "baseline_compile_ms",
+        ]
+
+
+class ResultOutput(serializers.ModelSerializer):
+    workloads = WorkloadOutput(many=True)
+
+    class Meta:
+        model = Result
+        fields = [
+            "verdict",
+            "sol_score",
+            "server_reasons",
+            "secret_passed",
+            "received_at",
+            "document",
+            "workloads",
+        ]
+
+
+class RunDetailOutput(RunListOutput):
+    result = serializers.SerializerMethodField()
+    artifacts = serializers.SerializerMethodField()
+
+    class Meta(RunListOutput.Meta):
+        fields = [
+            *RunListOutput.Meta.fields,
+            "failure_detail",
+            "claimed_at",
+            "started_at",
+            "result",
+            "artifacts",
+        ]
+
+    @extend_schema_field(ResultOutput(allow_null=True))
+    def get_result(self, run: Run) -> Any:
+        result = Result.objects.filter(run=run).prefetch_related("workloads").first()
+        return ResultOutput(result).data if result else None
+
+    @extend_schema_field(serializers.ListField(child=serializers.DictField()))
+    def get_artifacts(self, run: Run) -> list[dict[str, Any]]:
+        request = self.context["request"]
+        if not _is_owner(request.user, run):
+            return []
+        return [
+            {
+                "name": a.name,
+                "attempt": a.attempt,
+                "url": request.build_absolute_uri(
+                    reverse("api-run-artifact", args=[run.pk, a.name])
+                ),
+            }
+            for a in run.artifacts.filter(attempt=run.attempt).order_by("name")
+        ]
+
+
+def _is_owner(user, run: Run) -> bool:  # type: ignore[no-untyped-def]
+    return bool(user.is_authenticated and (user.is_staff or user.pk == run.user_id))
+
+
+class RunPagination(CursorPagination):
+    ordering = "-id"
+    page_size = 100
+
+
+class RunListApi(APIView):
+    """Your runs (staff: everyone's), newest first, filtered by query parameters."""
+
+    @extend_schema(
+        parameters=[OpenApiParameter(name, str) for name in FILTERS],
+        responses=RunListOutput(many=True),
+    )
+    def get(self, request):  # type: ignore[no-untyped-def]
+        qs = runs_visible(user=request.user)
+        for param, field in FILTERS.items():
+            value = request.query_params.get(param)
+            if value is not None:
+                if param == "submission" and not value.isdigit():
+                    raise exceptions.ValidationError(
+                        {"submission": ["must be a submission id (integer)"]}
+                    )
+                qs = qs.filter(**{field: value})
+        paginator = RunPagination()
+        page = paginator.paginate_queryset(qs, request)
+        return paginator.get_paginated_response(RunListOutput(page, many=True).data)
+
+
+def _visible_run(request, run_id: int) -> Run:  # type: ignore[no-untyped-def]
+    run = Run.objects.select_related("problem", "submission").filter(pk=run_id).first()
+    if run is None or not (_is_owner(request.user, run) or not run.submission.private):
+        raise exceptions.NotFound(f"run {run_id} does not exist or is not visible to you")
+    return run
+
+
+class RunDetailApi(APIView):
+    """One run with its result document, per-workload rows and (for the owner) artifacts."""
+
+    permission_classes: list = []
+
+    @extend_schema(responses=RunDetailOutput)
+    def get(self, request, run_id: int):  # type: ignore[no-untyped-def]
+        run = _visible_run(request, run_id)
+        return Response(RunDetailOutput(run, context={"request": request}).data)
+
+
+class RunArtifactApi(APIView):
+    """Owner and staff: redirect (302) to a short-lived download URL of an artifact."""
+
+    @extend_schema(responses={302: None})
+    def get(self, request, run_id: int, name: str):  # type: ignore[no-untyped-def]
+        run = _visible_run(request, run_id)
+        if not _is_owner(request.user, run):
+            raise exceptions.PermissionDenied(
+                "artifacts are visible to the run's owner and admins only"
+            )
+        artifact = Artifact.objects.filter(run=run, attempt=run.attempt, name=name).first()
+        if artifact is None:
+            raise exceptions.NotFound(f"run {run_id} has no artifact '{name}'")
+        return HttpResponseRedirect(
+            artifact_download_url(artifact=artifact, base_url=_base(request))
+        )
+
+
+def _base(request) -> str:  # type: ignore[no-untyped-def]
+    return request.build_absolute_uri("/")

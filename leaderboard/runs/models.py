@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Run(models.Model):
+    """One evaluation of a submission on one hardware class in one mode.
+
+    queued -> claimed -> running -> done | failed; a claimed or running run whose node stops
+    heartbeating becomes lost and is queued again (attempt counts claims) until
+    FARM_MAX_ATTEMPTS, then failed. `user` and `problem` copy the submission's for fast filters.
+    """
+
+    class State(models.TextChoices):
+        QUEUED = "queued"
+        CLAIMED = "claimed"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+        LOST = "lost"
+
+    ACTIVE = (State.CLAIMED, State.RUNNING)
+    TERMINAL = (State.DONE, State.FAILED)
+
+    submission = models.ForeignKey(
+        "submissions.Submission", on_delete=models.CASCADE, related_name="runs"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="runs"
+    )
+    problem = models.ForeignKey("problems.Problem", on_delete=models.PROTECT, related_name="runs")
+    hardware = models.ForeignKey(
+        "problems.HardwareClass", on_delete=models.PROTECT, related_name="runs"
+    )
+    mode = models.CharField(max_length=20)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
+    attempt = models.PositiveIntegerField(default=0, help_text="number of claims so far")
+    node = models.ForeignKey(
+        "nodes.Node", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    sent_at = models.DateTimeField(null=True, blank=True, help_text="last handed to the broker")
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    verdict = models.CharField(max_length=20, blank=True)
+    sol_score = models.FloatField(null=True, blank=True)
+    failure_code = models.CharField(max_length=50, blank=True)
+    failure_detail = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submission", "hardware", "mode"], name="run_submission_hw_mode"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["state", "hardware"], name="run_state_hw"),
+            models.Index(fields=["user", "-id"], name="run_user_recent"),
+            models.Index(fields=["user", "hardware", "created_at"], name="run_quota"),
+            models.Index(fields=["problem", "hardware", "user"], name="run_board"),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} ({self.hardware_id}, {self.state})"
+
+
+class Result(models.Model):
+    """The result document a node posted for a run, as received, plus the server's judgement."""
+
+    run = models.OneToOneField(
+        Run, on_delete=models.CASCADE, primary_key=True, related_name="result"
+    )
+    node = models.ForeignKey("nodes.Node", null=True, on_delete=models.SET_NULL)
+    attempt = models.PositiveIntegerField()
+    document = models.JSONField()
+    digest = models.CharField(max_length=64, help_text="sha256 of the canonical document")
+    verdict = models.CharField(
+        max_length=20, help_text="the node's verdict, or REJECTED by the server"
+    )
+    sol_score = models.FloatField(null=True, blank=True)
+    server_reasons = models.JSONField(default=list, blank=True)
+    secret_passed = models.BooleanField(
+        default=False, help_text="secret-seed workloads were run and all of them PASSED"
+    )
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"result of run {self.run_id}: {self.verdict}"
+
+
+class WorkloadResult(models.Model):
+    """One workload row of a result document. Times in milliseconds."""
+
+    result = models.ForeignKey(Result, on_delete=models.CASCADE, related_name="workloads")
+    workload_id = models.CharField(max_length=100)
+    secret = models.BooleanField(
+        default=False, help_text="a secret-seed workload (leaderboard mode)"
+    )
+    status = models.CharField(max_length=20)
+    time_ms = models.FloatField(null=True, blank=True)
+    ci_low_ms = models.FloatField(null=True, blank=True)
+    ci_high_ms = models.FloatField(null=True, blank=True)
+    sol_ms = models.FloatField(null=True, blank=True, help_text="the server's SOL bound")
+    sol_score = models.FloatField(null=True, blank=True)
+    baseline_eager_ms = models.FloatField(null=True, blank=True)
+    baseline_compile_ms = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]

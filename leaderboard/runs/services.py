@@ -1,0 +1,356 @@
+"""Writes on runs: creation and dispatch, claims, results, failures, and the reaper.
+
+Every state change is a conditional UPDATE (or runs under SELECT ... FOR UPDATE), so that a
+second claim, a retried post or a late post from a node presumed dead never counts twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from farm.result import ResultSchemaError, validate
+from leaderboard import metrics
+from leaderboard.nodes.models import Node
+from leaderboard.problems.models import HardwareClass
+from leaderboard.runs.judge import judge
+from leaderboard.runs.models import Result, Run, WorkloadResult
+
+log = logging.getLogger(__name__)
+AGENT_TASK = "farm.agent.evaluate_run"
+
+
+class RunError(Exception):
+    """Base: the message says what happened and what the caller should do."""
+
+
+class RunNotFound(RunError):
+    pass
+
+
+class RunForbidden(RunError):
+    """The node does not hold this run (never claimed it, or it was taken back)."""
+
+
+class RunConflict(RunError):
+    """The run is not in a state that allows this (already claimed, finished, stale attempt)."""
+
+
+class ResultInvalid(RunError):
+    """The posted document is malformed or is not about this run."""
+
+
+@dataclass(frozen=True)
+class Recorded:
+    run: Run
+    duplicate: bool
+
+
+def runs_create(*, submission, hardware: list[HardwareClass]) -> list[Run]:  # type: ignore[no-untyped-def]
+    """One queued run per hardware class; they are sent to the broker after the commit."""
+    runs = Run.objects.bulk_create(
+        [
+            Run(
+                submission=submission,
+                user_id=submission.user_id,
+                problem_id=submission.problem_id,
+                hardware=hw,
+                mode=submission.mode,
+            )
+            for hw in hardware
+        ]
+    )
+    ids = [r.pk for r in runs]
+    transaction.on_commit(lambda: runs_send(run_ids=ids))
+    return runs
+
+
+def runs_send(*, run_ids: list[int]) -> int:
+    """Hand queued runs to the broker (task `farm.agent.evaluate_run` on queue `hw.<class>`).
+
+    A run that cannot be sent stays queued with no `sent_at`; the periodic resend finds it.
+    """
+    from leaderboard.celery import app
+
+    sent = 0
+    rows = Run.objects.filter(id__in=run_ids, state=Run.State.QUEUED).values_list(
+        "id", "hardware_id", "mode"
+    )
+    for run_id, hardware, mode in rows:
+        soft, hard = settings.FARM_TIME_LIMITS_S.get(mode, (None, None))
+        try:
+            app.send_task(
+                AGENT_TASK,
+                args=[run_id],
+                queue=f"hw.{hardware}",
+                soft_time_limit=soft,
+                time_limit=hard,
+            )
+        except Exception as exc:  # broker down: keep the run queued, resend later
+            log.warning("run %s not sent to hw.%s yet: %s", run_id, hardware, exc)
+            continue
+        Run.objects.filter(id=run_id, state=Run.State.QUEUED).update(sent_at=timezone.now())
+        sent += 1
+    return sent
+
+
+def runs_resend_unsent(*, older_than_s: int = 30) -> int:
+    cutoff = timezone.now() - timedelta(seconds=older_than_s)
+    ids = list(
+        Run.objects.filter(
+            state=Run.State.QUEUED, sent_at__isnull=True, created_at__lt=cutoff
+        ).values_list("id", flat=True)[:1000]
+    )
+    return runs_send(run_ids=ids)
+
+
+def run_claim(*, run_id: int, node: Node) -> Run:
+    """Claim a queued run for `node`: exactly one node wins. A repeated claim by the holder
+    returns the run again (a retried request); everyone else gets RunConflict."""
+    if node.draining:
+        raise RunConflict("this node is draining: it may not claim new runs; requeue the job")
+    served = list(node.hardware.values_list("name", flat=True))
+    won = Run.objects.filter(id=run_id, state=Run.State.QUEUED, hardware_id__in=served).update(
+        state=Run.State.CLAIMED,
+        node=node,
+        attempt=F("attempt") + 1,
+        claimed_at=timezone.now(),
+    )
+    run = Run.objects.filter(id=run_id).first()
+    if run is None:
+        raise RunNotFound(f"run {run_id} does not exist; drop the job")
+    if won or (run.node_id == node.pk and run.state in Run.ACTIVE):
+        return run
+    if run.hardware_id not in served:
+        raise RunForbidden(
+            f"run {run_id} is for {run.hardware_id}; "
+            f"this node serves {', '.join(served) or 'nothing'}"
+        )
+    raise RunConflict(
+        f"run {run_id} is {run.state} (attempt {run.attempt}) elsewhere; drop the job"
+    )
+
+
+def run_start(*, run_id: int, node: Node, attempt: int) -> Run:
+    """claimed -> running for the holder; repeating it is harmless."""
+    Run.objects.filter(id=run_id, node=node, attempt=attempt, state=Run.State.CLAIMED).update(
+        state=Run.State.RUNNING, started_at=timezone.now()
+    )
+    run = _get(run_id)
+    _check_holder(run, node, attempt)
+    if run.state != Run.State.RUNNING:
+        raise RunConflict(f"run {run_id} is {run.state}; it cannot start")
+    return run
+
+
+def _get(run_id: int, *, lock: bool = False) -> Run:
+    qs = Run.objects.select_for_update() if lock else Run.objects
+    run = qs.filter(id=run_id).first()
+    if run is None:
+        raise RunNotFound(f"run {run_id} does not exist")
+    return run
+
+
+def _check_holder(run: Run, node: Node, attempt: int) -> None:
+    if run.node_id != node.pk:
+        raise RunForbidden(
+            f"run {run.pk} is not held by this node (it was never claimed by it, or it was "
+            "taken back after missed heartbeats); nothing was recorded"
+        )
+    if run.attempt != attempt:
+        raise RunConflict(
+            f"run {run.pk} is at attempt {run.attempt}, this report is for attempt {attempt}; "
+            "nothing was recorded"
+        )
+
+
+def document_digest(document: dict[str, Any]) -> str:
+    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def run_result_record(
+    *, run_id: int, node: Node, attempt: int, document: Any, artifacts: list[str] | None = None
+) -> Recorded:
+    """Store a node's result once. The same post again returns the stored one (duplicate)."""
+    try:
+        validate(document)
+        digest = document_digest(document)
+    except (ResultSchemaError, ValueError) as exc:
+        raise ResultInvalid(f"result document: {exc}") from None
+    with transaction.atomic():
+        run = _get(run_id, lock=True)
+        previous = Result.objects.filter(run=run).first()
+        if previous is not None and previous.node_id == node.pk and previous.attempt == attempt:
+            if previous.digest == digest:
+                return Recorded(run=run, duplicate=True)
+            raise RunConflict(f"run {run_id} already has a different result for attempt {attempt}")
+        _check_holder(run, node, attempt)
+        if run.state not in Run.ACTIVE:
+            raise RunConflict(f"run {run_id} is {run.state}; the result was not recorded")
+        _check_about(run, document)
+        _store(run, node, attempt, document, digest)
+        if artifacts:
+            from leaderboard.artifacts.services import artifacts_mark_reported
+
+            artifacts_mark_reported(run=run, names=artifacts)
+    return Recorded(run=run, duplicate=False)
+
+
+def _check_about(run: Run, document: dict[str, Any]) -> None:
+    expected = {"problem": run.problem.name, "hardware": run.hardware_id, "mode": run.mode}
+    for key, value in expected.items():
+        if document[key] != value:
+            raise ResultInvalid(
+                f"result.{key}: is {document[key]!r}, but run {run.pk} is {value!r}"
+            )
+
+
+def _store(run: Run, node: Node, attempt: int, document: dict[str, Any], digest: str) -> None:
+    from leaderboard.boards.services import board_entry_refresh
+
+    submission = run.submission
+    j = judge(
+        document=document,
+        suite=submission.suite_id,
+        suite_hash=submission.suite_hash,
+        problem=run.problem.name,
+        hardware=run.hardware_id,
+    )
+    score = document["score"].get("sol_score") if j.verdict == "PASSED" else None
+    result = Result.objects.create(
+        run=run,
+        node=node,
+        attempt=attempt,
+        document=document,
+        digest=digest,
+        verdict=j.verdict,
+        sol_score=score,
+        server_reasons=j.reasons,
+        secret_passed=_secret_passed(j.rows),
+    )
+    WorkloadResult.objects.bulk_create([WorkloadResult(result=result, **row) for row in j.rows])
+    now = timezone.now()
+    run.state = Run.State.DONE if j.suite_ok else Run.State.FAILED
+    run.verdict, run.sol_score, run.finished_at = j.verdict, score, now
+    run.failure_code = "" if j.suite_ok else "SUITE_HASH_MISMATCH"
+    run.failure_detail = "" if j.suite_ok else j.reasons[0]["detail"]
+    run.save(
+        update_fields=[
+            "state",
+            "verdict",
+            "sol_score",
+            "finished_at",
+            "failure_code",
+            "failure_detail",
+        ]
+    )
+    board_entry_refresh(problem_id=run.problem_id, hardware_id=run.hardware_id, user_id=run.user_id)
+    latency = (now - run.created_at).total_seconds()
+    transaction.on_commit(lambda: metrics.run_finished(run.hardware_id, j.verdict, latency))
+
+
+def _secret_passed(rows: list[dict[str, Any]]) -> bool:
+    secret = [row for row in rows if row["secret"]]
+    return bool(secret) and all(row["status"] == "PASSED" for row in secret)
+
+
+def run_failure_record(
+    *, run_id: int, node: Node, attempt: int, code: str, detail: str, retryable: bool
+) -> Recorded:
+    """A node could not evaluate the run (sandbox crash, ...): requeue it when `retryable` and
+    attempts remain, else fail it. Repeating the same report is harmless."""
+    with transaction.atomic():
+        run = _get(run_id, lock=True)
+        if (
+            run.attempt == attempt
+            and run.failure_code == code
+            and run.state in (Run.State.QUEUED, Run.State.FAILED)
+        ):
+            return Recorded(run=run, duplicate=True)
+        _check_holder(run, node, attempt)
+        if run.state not in Run.ACTIVE:
+            raise RunConflict(f"run {run_id} is {run.state}; the failure was not recorded")
+        _release(run, code=code, detail=detail, retry=retryable)
+    return Recorded(run=run, duplicate=False)
+
+
+def _release(run: Run, *, code: str, detail: str, retry: bool) -> None:
+    """Requeue (when allowed and attempts remain) or fail an active run; caller holds the lock."""
+    run.failure_code, run.failure_detail = code[:50], detail
+    if retry and run.attempt < settings.FARM_MAX_ATTEMPTS:
+        run.state, run.node, run.sent_at = Run.State.QUEUED, None, None
+        run_id = run.pk
+        transaction.on_commit(lambda: runs_send(run_ids=[run_id]))
+    else:
+        run.state, run.finished_at = Run.State.FAILED, timezone.now()
+        if retry:
+            run.failure_detail = f"{detail} (gave up after {run.attempt} attempts)"
+        transaction.on_commit(lambda: metrics.run_finished(run.hardware_id, code, None))
+    run.save(
+        update_fields=["state", "node", "sent_at", "finished_at", "failure_code", "failure_detail"]
+    )
+
+
+def run_mark_lost(*, run_id: int, node_id: int | None) -> bool:
+    """The run's node stopped heartbeating: mark it lost, then requeue or fail it."""
+    with transaction.atomic():
+        lost = Run.objects.filter(id=run_id, node_id=node_id, state__in=Run.ACTIVE).update(
+            state=Run.State.LOST
+        )
+        if not lost:
+            return False
+        run = _get(run_id, lock=True)
+        _release(
+            run, code="LOST", detail="the node stopped heartbeating during the run", retry=True
+        )
+    return True
+
+
+def runs_reap() -> int:
+    """Mark runs of nodes presumed dead as lost (and requeue them); returns how many."""
+    cutoff = timezone.now() - timedelta(seconds=settings.FARM_NODE_DEAD_AFTER_S)
+    stale = (
+        Run.objects.filter(state__in=Run.ACTIVE)
+        .filter(
+            Q(node__isnull=True)
+            | Q(node__last_heartbeat__isnull=True)
+            | Q(node__last_heartbeat__lt=cutoff)
+        )
+        .filter(claimed_at__lt=cutoff)
+    )
+    return sum(run_mark_lost(run_id=i, node_id=n) for i, n in stale.values_list("id", "node_id"))
+
+
+def runs_requeue(*, run_ids: list[int]) -> int:
+    """Operator action: put finished or failed runs back in the queue (their result is deleted)."""
+    with transaction.atomic():
+        Result.objects.filter(run_id__in=run_ids).delete()
+        n = (
+            Run.objects.filter(id__in=run_ids)
+            .exclude(state__in=Run.ACTIVE)
+            .update(
+                state=Run.State.QUEUED,
+                node=None,
+                sent_at=None,
+                verdict="",
+                sol_score=None,
+                finished_at=None,
+                failure_code="",
+                failure_detail="",
+            )
+        )
+        from leaderboard.boards.services import board_entries_refresh_for_runs
+
+        board_entries_refresh_for_runs(run_ids=run_ids)
+        transaction.on_commit(lambda: runs_send(run_ids=run_ids))
+    return n

@@ -1,0 +1,15 @@
+from __future__ import annotations
+
+from celery import shared_task
+
+from leaderboard.runs import services
+
+
+@shared_task(name="leaderboard.runs.tasks.reap_lost_runs", acks_late=True)
+def reap_lost_runs() -> int:
+    return services.runs_reap()
+
+
+@shared_task(name="leaderboard.runs.tasks.resend_unsent_runs", acks_late=True)
+def resend_unsent_runs() -> int:
+    return services.runs_resend_unsent()

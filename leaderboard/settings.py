@@ -1,0 +1,186 @@
+"""Settings of the leaderboard server. Everything configurable comes from the environment,
+read here once through the helpers of leaderboard.env; unset means the embedded default
+(SQLite and a local broker under var/, artifacts on the local filesystem)."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from leaderboard.env import env_bool, env_float, env_int, env_list, env_secret, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("FARM_VAR_DIR", str(BASE_DIR / "var"))).resolve()
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def _local_secret_key() -> str:
+    """The embedded default: a random key kept in var/ so sessions survive restarts."""
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = env_secret("DJANGO_SECRET_KEY") or _local_secret_key()
+DEBUG = env_bool("DJANGO_DEBUG", False)
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+_database_url = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'farm.sqlite3'}")
+try:
+    DATABASES = {
+        "default": dj_database_url.parse(
+            _database_url, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0)
+        )
+    }
+except ValueError as exc:
+    raise ImproperlyConfigured(f"DATABASE_URL: cannot be used ({exc})") from None
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "django_prometheus",
+    "leaderboard.accounts",
+    "leaderboard.problems",
+    "leaderboard.nodes",
+    "leaderboard.submissions",
+    "leaderboard.runs",
+    "leaderboard.boards",
+    "leaderboard.artifacts",
+    "leaderboard.web",
+]
+
+MIDDLEWARE = [
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
+]
+
+ROOT_URLCONF = "leaderboard.urls"
+WSGI_APPLICATION = "leaderboard.wsgi.application"
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "leaderboard" / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"
+
+STATIC_URL = "/static/"
+STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)
+STATICFILES_DIRS = [BASE_DIR / "leaderboard" / "static"]
+WHITENOISE_USE_FINDERS = True
+MEDIA_ROOT = Path(env_str("FARM_ARTIFACTS_DIR", str(VAR_DIR / "artifacts"))).resolve()
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("FARM_MAX_REQUEST_BYTES", 32 * 2**20, minimum=2**20)
+
+# --- artifacts: S3 (through django-storages) when a bucket is named, the filesystem otherwise
+FARM_S3_BUCKET = env_str("FARM_S3_BUCKET", "")
+FARM_S3_PREFIX = env_str("FARM_S3_PREFIX", "")
+AWS_S3_ENDPOINT_URL = env_str("AWS_S3_ENDPOINT_URL", "") or None
+AWS_S3_REGION_NAME = env_str("AWS_S3_REGION_NAME", env_str("AWS_DEFAULT_REGION", "us-east-1"))
+FARM_S3_TIMEOUT_S = env_float("FARM_S3_TIMEOUT_S", 5.0, minimum=0.1)
+FARM_S3_ATTEMPTS = env_int("FARM_S3_ATTEMPTS", 3, minimum=1)
+FARM_S3_BACKOFF_S = env_float("FARM_S3_BACKOFF_S", 0.2, minimum=0.0)
+FARM_PRESIGN_EXPIRES_S = env_int("FARM_PRESIGN_EXPIRES_S", 3600, minimum=60)
+
+# --- the farm's rules
+FARM_DEFAULT_SUITE = env_str("FARM_DEFAULT_SUITE", "core-v1")
+FARM_MAX_SOURCE_BYTES = env_int("FARM_MAX_SOURCE_BYTES", 256 * 1024, minimum=1)
+FARM_MAX_BATCH = env_int("FARM_MAX_BATCH", 200, minimum=1)
+FARM_QUOTA_RUNS_PER_HOUR = env_int("FARM_QUOTA_RUNS_PER_HOUR", 120, minimum=0)
+FARM_NODE_DEAD_AFTER_S = env_int("FARM_NODE_DEAD_AFTER_S", 120, minimum=5)
+FARM_MAX_ATTEMPTS = env_int("FARM_MAX_ATTEMPTS", 3, minimum=1)
+FARM_NODE_ENROLL_TOKEN = env_secret("FARM_NODE_ENROLL_TOKEN") or ""
+FARM_BOARD_LIMIT = env_int("FARM_BOARD_LIMIT", 100, minimum=1)
+
+# --- Celery: a local SQLAlchemy broker needs no server; agents read queues hw.<class>
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", f"sqla+sqlite:///{VAR_DIR / 'broker.sqlite3'}")
+CELERY_TASK_DEFAULT_QUEUE = "server"
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_BROKER_CONNECTION_TIMEOUT = env_float("CELERY_BROKER_CONNECTION_TIMEOUT", 4.0, minimum=0.1)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 3, "interval_start": 0.2, "interval_step": 0.5}
+# Soft, then hard time limits (s) that agents apply to one evaluation, by mode.
+FARM_TIME_LIMITS_S = {
+    "test": (env_int("FARM_TIME_LIMIT_TEST_S", 300, minimum=10), 360),
+    "benchmark": (env_int("FARM_TIME_LIMIT_BENCHMARK_S", 900, minimum=10), 1020),
+    "leaderboard": (env_int("FARM_TIME_LIMIT_LEADERBOARD_S", 1200, minimum=10), 1380),
+    "profile": (env_int("FARM_TIME_LIMIT_PROFILE_S", 1800, minimum=10), 2100),
+}
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "leaderboard.accounts.authentication.ApiTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    "EXCEPTION_HANDLER": "leaderboard.api_errors.handle",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Kernel evaluation farm",
+    "DESCRIPTION": "Submit kernels, follow their runs, read boards; node-facing endpoints under "
+    "/api/agent/. See docs/server.md.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "RunStateEnum": "leaderboard.runs.models.Run.State",
+        "SubmissionModeEnum": "leaderboard.submissions.models.Submission.Mode",
+    },
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("FARM_LOG_LEVEL", "INFO")},
+}

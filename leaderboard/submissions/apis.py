@@ -1,0 +1,287 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpResponse
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    extend_schema,
+    extend_schema_field,
+)
+from rest_framework import exceptions, serializers, status
+from rest_framework.pagination import CursorPagination
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.permissions import IsAdminUser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from leaderboard.artifacts.services import source_text
+from leaderboard.runs.models import Run
+from leaderboard.submissions.models import Submission
+from leaderboard.submissions.selectors import (
+    source_visible,
+    submission_state,
+    submissions_own,
+    submissions_visible,
+)
+from leaderboard.submissions.services import submission_mark_hacked, submissions_create
+from leaderboard.submissions.throttles import HardwareQuotaThrottle
+from leaderboard.submissions.validation import SubmissionInvalid, source_decode, submission_check
+
+
+@extend_schema_field(
+    {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
+)
+class HardwareField(serializers.Field):
+    """One hardware class name, or a list of them."""
+
+    def to_internal_value(self, data: Any) -> list[str]:
+        if isinstance(data, str):
+            return [data]
+        if isinstance(data, list) and all(isinstance(x, str) for x in data):
+            return list(data)
+        raise serializers.ValidationError("must be a hardware class name or a list of names")
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+class SubmitInput(serializers.Serializer):
+    problem = serializers.CharField(max_length=100)
+    hardware = HardwareField()
+    source = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        help_text="the kernel file's text (or upload it as `file`)",
+    )
+    file = serializers.FileField(required=False, help_text="multipart upload instead of `source`")
+    suite = serializers.CharField(required=False, max_length=100)
+    mode = serializers.CharField(required=False, default="benchmark")
+    language = serializers.CharField(required=False, max_length=20)
+    filename = serializers.CharField(required=False, max_length=200)
+    label = serializers.CharField(required=False, default="", allow_blank=True, max_length=200)
+    private = serializers.BooleanField(
+        required=False, default=True, help_text="private submissions never appear on a board"
+    )
+
+
+class BatchInput(serializers.Serializer):
+    submissions = SubmitInput(many=True)
+
+
+class RunSummary(serializers.ModelSerializer):
+    hardware = serializers.CharField(source="hardware_id")
+
+    class Meta:
+        model = Run
+        fields = [
+            "id",
+            "hardware",
+            "mode",
+            "state",
+            "attempt",
+            "verdict",
+            "sol_score",
+            "failure_code",
+            "failure_detail",
+            "created_at",
+            "finished_at",
+        ]
+
+
+class SubmissionOutput(serializers.ModelSerializer):
+    user = serializers.CharField(source="user.username")
+    suite = serializers.CharField(source="suite_id")
+    problem = serializers.CharField(source="problem.name")
+    source_sha256 = serializers.CharField(source="source_id")
+    state = serializers.SerializerMethodField()
+    runs = serializers.SerializerMethodField()
+    source_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Submission
+        fields = [
+            "id",
+            "user",
+            "suite",
+            "suite_hash",
+            "problem",
+            "mode",
+            "language",
+            "filename",
+            "label",
+            "private",
+            "hacked",
+            "created_at",
+            "state",
+            "source_sha256",
+            "source_url",
+            "runs",
+        ]
+
+    def _runs(self, obj: Submission) -> list[Run]:
+        if not hasattr(obj, "_run_list"):
+            obj._run_list = sorted(obj.runs.all(), key=lambda r: r.hardware_id)  # type: ignore[attr-defined]
+        return obj._run_list  # type: ignore[attr-defined]
+
+    @extend_schema_field(serializers.ChoiceField(choices=["queued", "running", "done", "failed"]))
+    def get_state(self, obj: Submission) -> str:
+        return submission_state(runs=self._runs(obj))
+
+    @extend_schema_field(RunSummary(many=True))
+    def get_runs(self, obj: Submission) -> Any:
+        return RunSummary(self._runs(obj), many=True).data
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_source_url(self, obj: Submission) -> str | None:
+        request = self.context["request"]
+        if not source_visible(submission=obj, user=request.user):
+            return None
+        return request.build_absolute_uri(reverse("api-submission-source", args=[obj.pk]))
+
+
+class SubmissionPagination(CursorPagination):
+    ordering = "-id"
+    page_size = 50
+
+
+def _one(data: dict[str, Any]) -> Any:
+    source = data.get("source", "")
+    upload = data.get("file")
+    filename = data.get("filename")
+    if upload is not None:
+        source = source_decode(upload.read())
+        filename = filename or upload.name
+    return submission_check(
+        problem=data["problem"],
+        hardware=data["hardware"],
+        source=source or "",
+        suite=data.get("suite"),
+        mode=data["mode"],
+        language=data.get("language"),
+        filename=filename or "submission.py",
+        private=data["private"],
+        label=data["label"],
+    )
+
+
+class SubmissionListCreateApi(APIView):
+    """Your submissions (staff: everyone's). POST one submission, or a batch as
+    {"submissions": [...]} (at most FARM_MAX_BATCH); each creates one run per hardware class."""
+
+    parser_classes = [JSONParser, MultiPartParser, FormParser]
+    throttle_classes = [HardwareQuotaThrottle]
+
+    def throttled(self, request, wait):  # type: ignore[no-untyped-def]
+        raise exceptions.Throttled(wait, detail=getattr(request, "quota_detail", None))
+
+    @extend_schema(responses=SubmissionOutput(many=True))
+    def get(self, request):  # type: ignore[no-untyped-def]
+        paginator = SubmissionPagination()
+        page = paginator.paginate_queryset(
+            submissions_own(user=request.user).prefetch_related("runs"), request
+        )
+        return paginator.get_paginated_response(
+            SubmissionOutput(page, many=True, context={"request": request}).data
+        )
+
+    @extend_schema(
+        request={"application/json": SubmitInput, "multipart/form-data": SubmitInput},
+        responses={201: SubmissionOutput},
+        description='Body: one submission, or {"submissions": [...]} for a batch '
+        '(the response is then {"submissions": [...]}).',
+    )
+    def post(self, request):  # type: ignore[no-untyped-def]
+        batch = isinstance(request.data, dict) and "submissions" in request.data
+        if batch:
+            checked = self._batch(request.data)
+        else:
+            data = SubmitInput(data=request.data)
+            data.is_valid(raise_exception=True)
+            checked = [_one(data.validated_data)]
+        created = submissions_create(user=request.user, requests=checked)
+        out = SubmissionOutput(created, many=True, context={"request": request}).data
+        body = {"submissions": out} if batch else out[0]
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    def _batch(self, payload: Any) -> list[Any]:
+        data = BatchInput(data=payload)
+        data.is_valid(raise_exception=True)
+        items = data.validated_data["submissions"]
+        if not items:
+            raise SubmissionInvalid({"submissions": ["is empty; send at least one submission"]})
+        if len(items) > settings.FARM_MAX_BATCH:
+            raise SubmissionInvalid(
+                {
+                    "submissions": [
+                        f"has {len(items)} items, over the limit of "
+                        f"{settings.FARM_MAX_BATCH} (FARM_MAX_BATCH); split the batch"
+                    ]
+                }
+            )
+        checked, errors = [], {}
+        for i, item in enumerate(items):
+            try:
+                checked.append(_one(item))
+            except SubmissionInvalid as exc:
+                errors[str(i)] = exc.errors
+        if errors:
+            raise exceptions.ValidationError({"submissions": errors})
+        return checked
+
+
+def _visible_submission(request, submission_id: int) -> Submission:  # type: ignore[no-untyped-def]
+    submission = submissions_visible(user=request.user).filter(pk=submission_id).first()
+    if submission is None:
+        raise exceptions.NotFound(
+            f"submission {submission_id} does not exist or is not visible to you"
+        )
+    return submission
+
+
+class SubmissionDetailApi(APIView):
+    """Status and runs of one submission: owner and staff, or anyone when it is not private."""
+
+    permission_classes: list = []
+
+    @extend_schema(responses=SubmissionOutput)
+    def get(self, request, submission_id: int):  # type: ignore[no-untyped-def]
+        submission = _visible_submission(request, submission_id)
+        return Response(SubmissionOutput(submission, context={"request": request}).data)
+
+
+class SubmissionSourceApi(APIView):
+    """The source text (text/plain). 503 with Retry-After while artifact storage is down."""
+
+    permission_classes: list = []
+
+    @extend_schema(responses={(200, "text/plain"): OpenApiTypes.STR})
+    def get(self, request, submission_id: int):  # type: ignore[no-untyped-def]
+        submission = _visible_submission(request, submission_id)
+        if not source_visible(submission=submission, user=request.user):
+            raise exceptions.PermissionDenied("the source is visible to its owner and admins only")
+        text = source_text(source=submission.source)
+        return HttpResponse(text, content_type="text/plain; charset=utf-8")
+
+
+class SubmissionHackedApi(APIView):
+    """Staff: mark a submission hacked (off every board, evidence kept) or clear the mark."""
+
+    permission_classes = [IsAdminUser]
+
+    class HackedInput(serializers.Serializer):
+        hacked = serializers.BooleanField()
+        note = serializers.CharField(required=False, default="", allow_blank=True)
+
+    @extend_schema(request=HackedInput, responses=SubmissionOutput)
+    def post(self, request, submission_id: int):  # type: ignore[no-untyped-def]
+        data = self.HackedInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        submission = Submission.objects.filter(pk=submission_id).first()
+        if submission is None:
+            raise exceptions.NotFound(f"submission {submission_id} does not exist")
+        submission_mark_hacked(submission=submission, **data.validated_data)
+        return Response(SubmissionOutput(submission, context={"request": request}).data)

@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import hashlib
+
+from django.db import transaction
+from django.utils import timezone
+
+from leaderboard import metrics
+from leaderboard.submissions.models import Source, Submission
+from leaderboard.submissions.validation import SubmissionRequest
+
+
+def source_get_or_create(*, text: str) -> Source:
+    """The Source for `text` (deduplicated by sha256); new text waits in the DB until stored."""
+    data = text.encode("utf-8")
+    sha = hashlib.sha256(data).hexdigest()
+    source, _ = Source.objects.get_or_create(
+        sha256=sha, defaults={"size": len(data), "pending_text": text}
+    )
+    return source
+
+
+def submissions_create(*, user, requests: list[SubmissionRequest]) -> list[Submission]:  # type: ignore[no-untyped-def]
+    """Create submissions and their runs in one transaction (all or nothing). After the
+    commit, runs go to their hardware queues and new sources to artifact storage."""
+    from leaderboard.artifacts.services import source_store_soon
+    from leaderboard.runs.services import runs_create
+
+    created = []
+    with transaction.atomic():
+        for req in requests:
+            source = source_get_or_create(text=req.source)
+            submission = Submission.objects.create(
+                user=user,
+                source=source,
+                filename=req.filename[:200],
+                label=req.label[:200],
+                language=req.language,
+                suite=req.suite,
+                suite_hash=req.suite.hash,
+                problem=req.problem,
+                mode=req.mode,
+                private=req.private,
+            )
+            runs_create(submission=submission, hardware=list(req.hardware))
+            created.append(submission)
+        pending = sorted({s.source_id for s in created if s.source.pending_text is not None})
+        transaction.on_commit(lambda: source_store_soon(sha256s=pending))
+        transaction.on_commit(lambda: metrics.submissions_created(len(created)))
+    return created
+
+
+def submission_mark_hacked(*, submission: Submission, hacked: bool, note: str = "") -> Submission:
+    """Take a submission off every board (or put it back); its runs and results are kept."""
+    from leaderboard.boards.services import board_entries_refresh_for_runs
+
+    with transaction.atomic():
+        submission.hacked = hacked
+        submission.hacked_note = note
+        submission.hacked_at = timezone.now() if hacked else None
+        submission.save(update_fields=["hacked", "hacked_note", "hacked_at"])
+        board_entries_refresh_for_runs(run_ids=list(submission.runs.values_list("id", flat=True)))
+    return submission

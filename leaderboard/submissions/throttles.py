@@ -1,0 +1,72 @@
+"""Quotas: runs per user per hardware class per hour, enforced as a DRF throttle (429 with
+Retry-After). Counted from the runs table, so the quota holds across server processes."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import timedelta
+from typing import Any
+
+from django.utils import timezone
+from rest_framework.throttling import BaseThrottle
+
+from leaderboard.accounts.selectors import quota_runs_per_hour
+from leaderboard.runs.models import Run
+
+WINDOW = timedelta(hours=1)
+
+
+def requested_runs(data: Any) -> Counter[str]:
+    """Runs per hardware class a submit request asks for (malformed input counts nothing:
+    validation reports it)."""
+    items = data.get("submissions") if hasattr(data, "get") and "submissions" in data else [data]
+    wanted: Counter[str] = Counter()
+    for item in items if isinstance(items, list) else []:
+        if not hasattr(item, "get"):
+            continue
+        hw = item.getlist("hardware") if hasattr(item, "getlist") else item.get("hardware")
+        names = [hw] if isinstance(hw, str) else hw if isinstance(hw, list) else []
+        wanted.update(n for n in dict.fromkeys(names) if isinstance(n, str))
+    return wanted
+
+
+class HardwareQuotaThrottle(BaseThrottle):
+    def __init__(self) -> None:
+        self.retry_after: float | None = None
+        self.detail = ""
+
+    def allow_request(self, request, view) -> bool:  # type: ignore[no-untyped-def]
+        if request.method != "POST" or not request.user.is_authenticated:
+            return True
+        now = timezone.now()
+        for hardware, count in requested_runs(request.data).items():
+            limit = quota_runs_per_hour(user=request.user, hardware=hardware)
+            if limit is None:
+                continue
+            recent = list(
+                Run.objects.filter(
+                    user=request.user, hardware_id=hardware, created_at__gt=now - WINDOW
+                )
+                .order_by("created_at")
+                .values_list("created_at", flat=True)
+            )
+            excess = len(recent) + count - limit
+            if excess > 0:
+                self.retry_after = self._wait(recent, excess, now)
+                self.detail = (
+                    f"quota for {hardware} is {limit} runs per hour and {len(recent)} were "
+                    f"queued in the last hour; this request asks for {count} more. Retry in "
+                    f"{int(self.retry_after)} s, or ask an operator for a larger quota"
+                )
+                request.quota_detail = self.detail
+                return False
+        return True
+
+    @staticmethod
+    def _wait(recent: list, excess: int, now) -> float:  # type: ignore[no-untyped-def]
+        if excess > len(recent):
+            return WINDOW.total_seconds()
+        return max(1.0, (recent[excess - 1] + WINDOW - now).total_seconds())
+
+    def wait(self) -> float | None:
+        return self.retry_after

@@ -1,0 +1,11 @@
+from django.urls import path
+
+from leaderboard.web import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("boards/<str:suite>/<str:problem>/<str:hardware>/", views.board, name="board"),
+    path("submissions/<int:submission_id>/", views.submission, name="submission"),
+    path("submit/", views.submit, name="submit"),
+    path("nodes/", views.nodes, name="nodes"),
+]
