@@ -1,0 +1,135 @@
+"""Malformed problems are refused with the file and the field named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from farm.errors import SuiteError
+from farm.suite.loader import load_problem
+
+GOOD = {
+    "name": "scale",
+    "category": "elementwise",
+    "description": "Scale a vector.",
+    "signature": "scale(x) -> 2 * x",
+    "inputs": [{"name": "x", "shape": ["N"]}],
+    "outputs": [{"name": "out", "shape": ["N"]}],
+    "dtypes": ["float32"],
+    "tolerance": {"float32": {"atol": 1e-6, "rtol": 1e-6}},
+    "flops": {"expr": "N", "unit": "vector"},
+    "bytes": "io",
+    "workloads": [
+        {"id": "a", "axes": {"N": 1024}},
+        {"id": "b", "axes": {"N": 2048}},
+        {"id": "c", "axes": {"N": 4096}},
+    ],
+}
+REFERENCE = "def reference(x):\n    return 2 * x\n"
+
+
+def write_problem(root: Path, data: dict, name: str = "scale") -> Path:
+    directory = root / "suite-x" / name
+    directory.mkdir(parents=True)
+    (directory / "problem.yaml").write_text(yaml.safe_dump(data))
+    (directory / "reference.py").write_text(REFERENCE)
+    return directory
+
+
+def load_error(tmp_path: Path, data: dict) -> str:
+    directory = write_problem(tmp_path, data)
+    with pytest.raises(SuiteError) as info:
+        load_problem(directory, label="suite-x/")
+    return info.value.message
+
+
+def with_changes(**changes) -> dict:  # type: ignore[no-untyped-def]
+    data = yaml.safe_load(yaml.safe_dump(GOOD))  # a deep copy
+    data.update(changes)
+    return data
+
+
+def test_good_problem_loads(tmp_path: Path) -> None:
+    problem = load_problem(write_problem(tmp_path, GOOD))
+    assert problem.name == "scale" and len(problem.workloads) == 3
+
+
+def test_non_positive_axis_names_workload_and_axis(tmp_path: Path) -> None:
+    data = with_changes()
+    data["workloads"][2]["axes"]["N"] = 0
+    assert load_error(tmp_path, data) == (
+        "suite-x/scale/problem.yaml: workloads[2].axes.N must be a positive int"
+    )
+
+
+def test_float_axis_is_refused(tmp_path: Path) -> None:
+    data = with_changes()
+    data["workloads"][1]["axes"]["N"] = 1.5
+    assert load_error(tmp_path, data) == (
+        "suite-x/scale/problem.yaml: workloads[1].axes.N must be a positive int"
+    )
+
+
+def test_missing_axis_is_named(tmp_path: Path) -> None:
+    data = with_changes()
+    data["workloads"][0]["axes"] = {"M": 4}
+    assert load_error(tmp_path, data) == (
+        "suite-x/scale/problem.yaml: workloads[0].axes.N is required (used by a tensor shape)"
+    )
+
+
+def test_unknown_category(tmp_path: Path) -> None:
+    message = load_error(tmp_path, with_changes(category="sorting"))
+    assert message.startswith("suite-x/scale/problem.yaml: category must be one of elementwise")
+    assert message.endswith("(got 'sorting')")
+
+
+def test_name_must_match_directory(tmp_path: Path) -> None:
+    assert load_error(tmp_path, with_changes(name="scale2")) == (
+        "suite-x/scale/problem.yaml: name 'scale2' must equal the directory name 'scale'"
+    )
+
+
+def test_missing_tolerance_for_a_dtype(tmp_path: Path) -> None:
+    data = with_changes(dtypes=["float32", "bfloat16"])
+    assert load_error(tmp_path, data) == (
+        "suite-x/scale/problem.yaml: tolerance.bfloat16 is required "
+        "(a workload or output uses this dtype)"
+    )
+
+
+def test_formula_with_code_is_refused(tmp_path: Path) -> None:
+    data = with_changes(flops={"expr": "__import__('os').getcwd()", "unit": "vector"})
+    message = load_error(tmp_path, data)
+    assert message.startswith("suite-x/scale/problem.yaml: ")
+    assert "workloads[0] cannot evaluate a formula" in message
+
+
+def test_workload_dtype_outside_dtypes(tmp_path: Path) -> None:
+    data = with_changes()
+    data["workloads"][1]["dtype"] = "float16"
+    assert load_error(tmp_path, data) == (
+        "suite-x/scale/problem.yaml: workloads[1].dtype 'float16' is not in the problem's dtypes"
+    )
+
+
+def test_missing_required_key(tmp_path: Path) -> None:
+    data = with_changes()
+    del data["signature"]
+    assert load_error(tmp_path, data) == "suite-x/scale/problem.yaml: signature is required"
+
+
+def test_invalid_yaml(tmp_path: Path) -> None:
+    directory = write_problem(tmp_path, GOOD)
+    (directory / "problem.yaml").write_text("name: [unclosed\n")
+    with pytest.raises(SuiteError, match=r"^suite-x/scale/problem.yaml: not valid YAML"):
+        load_problem(directory, label="suite-x/")
+
+
+def test_missing_reference(tmp_path: Path) -> None:
+    directory = write_problem(tmp_path, GOOD)
+    (directory / "reference.py").unlink()
+    with pytest.raises(SuiteError, match=r"^suite-x/scale/reference.py: missing$"):
+        load_problem(directory, label="suite-x/")
