@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from farm.suite.commands import DEFAULT_SUITE
+
+PIPE_WIDTH = 160
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,7 +36,9 @@ def run(args: argparse.Namespace) -> int:
             raise unknown("category", args.category, categories, f"suite {suite.name}")
         problems = [p for p in problems if p.category == args.category]
     pinned = not manifest.differences(suite.root) if suite.hash else False
-    Console().print(_table(suite.name, suite.hash, pinned, problems))
+    # Piped output gets a fixed width wide enough that no name wraps (greppable rows).
+    width = None if sys.stdout.isatty() else PIPE_WIDTH
+    Console(width=width).print(_table(suite.name, suite.hash, pinned, problems))
     return 0
 
 
