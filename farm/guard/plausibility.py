@@ -1,0 +1,84 @@
+"""Plausibility of reported times, on the trusted side (the supervisor), after the worker replied.
+
+Two rules, both REJECT:
+- BELOW_SOL_FLOOR: a time below the workload's speed-of-light bound times the slack of
+  farm.scoring (FLOOR_SLACK) is physically impossible; it is never scored.
+- WALL_CLOCK_MISMATCH: the device time the worker reported must fit the wall time the supervisor
+  measured around the same timed calls, once the harness's own per-call work is taken out.
+
+The wall-clock rule, in ms over one timing request of `calls` timed calls:
+
+    unexplained = wall_ms - calls * overhead_ms_per_call - reported_ms_total
+    allowed     = WALL_RATIO * reported_ms_total + WALL_MS_PER_CALL * calls + WALL_FIXED_MS
+
+Reject when unexplained > allowed (work hidden from the timer: side streams, background threads,
+deferred or lazy computation, a patched clock), or when reported_ms_total > wall_ms *
+(1 + WALL_OVER_RATIO) + WALL_FIXED_MS (more device time than elapsed time: forged numbers).
+`overhead_ms_per_call` must come from a trusted calibration, e.g. the baseline timed the same
+way: (its wall time - its reported time) / its calls. The margins let through an honest run with
+2x jitter in its device time plus 0.5 ms of launch latency per call, and a cheat that hides less
+work than that per call; a cheat that hides a whole kernel of >= 1 ms per call is caught.
+"""
+
+from __future__ import annotations
+
+from farm.guard.findings import Finding
+from farm.guard.rules import rule
+from farm.scoring import FLOOR_SLACK, below_floor
+
+WALL_RATIO = 1.0  # unexplained wall time allowed, as a multiple of the reported device time
+WALL_MS_PER_CALL = 0.5  # plus this per timed call (Python launch latency, scheduling)
+WALL_FIXED_MS = 250.0  # plus this per request (process wake-up, transfers, a GC pass)
+WALL_OVER_RATIO = 0.05  # device time may exceed wall time by this fraction (clock granularity)
+
+
+def _finding(code: str, detail: str) -> Finding:
+    r = rule(code)
+    return Finding(code=code, severity=r.severity, detail=f"{detail}: {r.why}")
+
+
+def check_times(*, time_ms: float, sol_ms: float, slack: float = FLOOR_SLACK) -> list[Finding]:
+    """BELOW_SOL_FLOOR when `time_ms` < `sol_ms` x `slack` (farm.scoring.below_floor).
+
+    Raises ValueError for a non-positive SOL time (a broken bound, not the submission's fault).
+    """
+    if sol_ms <= 0:
+        raise ValueError(f"sol_ms must be positive, got {sol_ms}")
+    if time_ms <= 0 or below_floor(time_ms, sol_ms, slack):
+        return [
+            _finding(
+                "BELOW_SOL_FLOOR",
+                f"measured {time_ms:.6g} ms, the floor is {sol_ms * slack:.6g} ms "
+                f"(SOL {sol_ms:.6g} ms x slack {slack})",
+            )
+        ]
+    return []
+
+
+def check_wall_clock(
+    *, reported_ms_total: float, wall_ms: float, calls: int, overhead_ms_per_call: float
+) -> list[Finding]:
+    """WALL_CLOCK_MISMATCH when the reported device time and the observed wall time cannot both
+    be true (see the module docstring for the rule and its margins). All times in ms."""
+    if calls <= 0 or wall_ms < 0 or reported_ms_total < 0 or overhead_ms_per_call < 0:
+        raise ValueError("calls must be positive and times non-negative")
+    ceiling = wall_ms * (1 + WALL_OVER_RATIO) + WALL_FIXED_MS
+    if reported_ms_total > ceiling:
+        return [
+            _finding(
+                "WALL_CLOCK_MISMATCH",
+                f"{calls} calls reported {reported_ms_total:.6g} ms of device time in "
+                f"{wall_ms:.6g} ms of wall time",
+            )
+        ]
+    unexplained = wall_ms - calls * overhead_ms_per_call - reported_ms_total
+    allowed = WALL_RATIO * reported_ms_total + WALL_MS_PER_CALL * calls + WALL_FIXED_MS
+    if unexplained > allowed:
+        return [
+            _finding(
+                "WALL_CLOCK_MISMATCH",
+                f"{calls} calls reported {reported_ms_total:.6g} ms but took {wall_ms:.6g} ms of "
+                f"wall time; {unexplained:.6g} ms is unaccounted for (allowed {allowed:.6g} ms)",
+            )
+        ]
+    return []
