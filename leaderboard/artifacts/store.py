@@ -79,7 +79,7 @@ class S3Store:
             client_config=Config(
                 connect_timeout=timeout,
                 read_timeout=timeout,
-                retries={"max_attempts": 1, "mode": "standard"},
+                retries={"total_max_attempts": 1, "mode": "standard"},
                 signature_version="s3v4",
             ),
         )

@@ -1,0 +1,321 @@
+"""The node-facing contract: register, heartbeat, claim, start, result, failures, artifacts."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+import requests
+from django.db import connection
+from django.utils import timezone
+from lbkit import AMD, GPU, HW, SUITE, VECTOR_ADD, finish, result_doc, submit
+
+from leaderboard.nodes.models import Node
+from leaderboard.runs.models import Result, Run
+from leaderboard.runs.services import RunConflict, run_claim, runs_reap
+
+
+def queued_run(clients, **fields) -> Run:
+    body = submit(clients["owner"], **fields).json()
+    return Run.objects.get(pk=body["runs"][0]["id"])
+
+
+def test_register_and_heartbeat(node):
+    r = node.post(
+        "/api/agent/register/",
+        {
+            "hardware": [HW],
+            "devices": [{"index": 0, "name": "npu-sim"}],
+            "agent_version": "1.0",
+            "hostname": "box",
+        },
+        format="json",
+    )
+    assert r.status_code == 200, r.content
+    body = r.json()
+    assert body["queues"] == [f"hw.{HW}"]
+    assert body["node"]["status"] == "online"
+    assert body["heartbeat_interval_s"] >= 1
+    r = node.post("/api/agent/register/", {"hardware": ["npu-sim-v2"]}, format="json")
+    assert r.status_code == 400 and "unknown hardware class 'npu-sim-v2'" in r.json()["detail"]
+    hb = node.post("/api/agent/heartbeat/", {"current_runs": [12345]}, format="json")
+    assert hb.status_code == 200
+    assert hb.json()["abandon"] == [12345] and hb.json()["drain"] is False
+
+
+def test_claim_gives_the_job_and_exactly_one_node_wins(clients, node, other_node, local_storage):
+    run = queued_run(clients)
+    r = node.post(f"/api/agent/runs/{run.pk}/claim/")
+    assert r.status_code == 200, r.content
+    job = r.json()
+    assert job["run"] == run.pk and job["attempt"] == 1
+    assert job["source"] == VECTOR_ADD and job["problem"] == "vector_add"
+    assert job["suite"]["name"] == SUITE and len(job["suite"]["hash"]) == 64
+    assert job["time_limits"]["soft_s"] < job["time_limits"]["hard_s"]
+    again = node.post(f"/api/agent/runs/{run.pk}/claim/")
+    assert again.status_code == 200 and again.json()["attempt"] == 1
+    lost = other_node.post(f"/api/agent/runs/{run.pk}/claim/")
+    assert lost.status_code == 409
+    run.refresh_from_db()
+    assert (run.state, run.node_id, run.attempt) == ("claimed", node.node.pk, 1)
+
+
+def test_node_cannot_claim_other_hardware(clients, node, local_storage):
+    run = queued_run(clients, hardware=[AMD])
+    r = node.post(f"/api/agent/runs/{run.pk}/claim/")
+    assert r.status_code == 403
+    assert "is for amd-mi300x" in r.json()["detail"]
+
+
+def test_draining_and_disabled_nodes(clients, node, local_storage):
+    run = queued_run(clients)
+    Node.objects.filter(pk=node.node.pk).update(draining=True)
+    assert node.post(f"/api/agent/runs/{run.pk}/claim/").status_code == 409
+    Node.objects.filter(pk=node.node.pk).update(draining=False, enabled=False)
+    assert node.post(f"/api/agent/runs/{run.pk}/claim/").status_code == 403
+
+
+def test_result_is_idempotent(clients, node, local_storage):
+    run = queued_run(clients)
+    first = finish(node, run)
+    assert first.status_code == 200, first.content
+    assert first.json()["duplicate"] is False and first.json()["state"] == "done"
+    body = {"attempt": 1, "result": result_doc(run)}
+    again = node.post(f"/api/agent/runs/{run.pk}/result/", body, format="json")
+    assert again.status_code == 200 and again.json()["duplicate"] is True
+    changed = {"attempt": 1, "result": result_doc(run, time_ms=4.0)}
+    conflict = node.post(f"/api/agent/runs/{run.pk}/result/", changed, format="json")
+    assert conflict.status_code == 409
+    assert Result.objects.filter(run=run).count() == 1
+    assert Result.objects.get(run=run).document["workloads"][0]["time_ms"] == 5.0
+
+
+def test_only_the_holder_reports(clients, node, other_node, local_storage):
+    run = queued_run(clients)
+    attempt = node.post(f"/api/agent/runs/{run.pk}/claim/").json()["attempt"]
+    body = {"attempt": attempt, "result": result_doc(run)}
+    r = other_node.post(f"/api/agent/runs/{run.pk}/result/", body, format="json")
+    assert r.status_code == 403 and "not held by this node" in r.json()["detail"]
+    assert (
+        other_node.post(
+            f"/api/agent/runs/{run.pk}/start/", {"attempt": attempt}, format="json"
+        ).status_code
+        == 403
+    )
+    stale = node.post(
+        f"/api/agent/runs/{run.pk}/result/", {**body, "attempt": attempt + 1}, format="json"
+    )
+    assert stale.status_code == 409
+    assert not Result.objects.filter(run=run).exists()
+
+
+def test_late_result_from_a_node_presumed_dead_is_refused(clients, node, other_node, local_storage):
+    run = queued_run(clients)
+    node.post(f"/api/agent/runs/{run.pk}/claim/")
+    node.post(f"/api/agent/runs/{run.pk}/start/", {"attempt": 1}, format="json")
+    long_ago = timezone.now() - timedelta(hours=1)
+    Node.objects.filter(pk=node.node.pk).update(last_heartbeat=long_ago)
+    Run.objects.filter(pk=run.pk).update(claimed_at=long_ago)
+    assert runs_reap() == 1
+    run.refresh_from_db()
+    assert (run.state, run.node_id, run.failure_code) == ("queued", None, "LOST")
+    late = {"attempt": 1, "result": result_doc(run)}
+    assert node.post(f"/api/agent/runs/{run.pk}/result/", late, format="json").status_code == 403
+    ok = finish(other_node, run)
+    assert ok.status_code == 200 and ok.json()["attempt"] == 2
+    assert node.post(f"/api/agent/runs/{run.pk}/result/", late, format="json").status_code == 403
+    assert Result.objects.filter(run=run).count() == 1
+    assert Result.objects.get(run=run).node_id == other_node.node.pk
+    hb = node.post("/api/agent/heartbeat/", {"current_runs": [run.pk]}, format="json").json()
+    assert hb["abandon"] == [run.pk]
+
+
+def test_lost_runs_fail_after_max_attempts(clients, node, local_storage, settings):
+    settings.FARM_MAX_ATTEMPTS = 2
+    run = queued_run(clients)
+    long_ago = timezone.now() - timedelta(hours=1)
+    for expected in ("queued", "failed"):
+        node.post(f"/api/agent/runs/{run.pk}/claim/")
+        Node.objects.filter(pk=node.node.pk).update(last_heartbeat=long_ago)
+        Run.objects.filter(pk=run.pk).update(claimed_at=long_ago)
+        runs_reap()
+        run.refresh_from_db()
+        assert run.state == expected
+        Node.objects.filter(pk=node.node.pk).update(last_heartbeat=timezone.now())
+    assert "gave up after 2 attempts" in run.failure_detail
+
+
+def test_failure_reports(clients, node, local_storage):
+    run = queued_run(clients)
+    node.post(f"/api/agent/runs/{run.pk}/claim/")
+    failure = {
+        "attempt": 1,
+        "failure": {"code": "SANDBOX_CRASH", "detail": "oom", "retryable": True},
+    }
+    r = node.post(f"/api/agent/runs/{run.pk}/result/", failure, format="json")
+    assert r.status_code == 200 and r.json()["state"] == "queued"
+    again = node.post(f"/api/agent/runs/{run.pk}/result/", failure, format="json")
+    assert again.json()["duplicate"] is True
+    assert node.post(f"/api/agent/runs/{run.pk}/claim/").json()["attempt"] == 2
+    final = {
+        "attempt": 2,
+        "failure": {"code": "BAD_SOURCE", "detail": "no kernel()", "retryable": False},
+    }
+    r = node.post(f"/api/agent/runs/{run.pk}/result/", final, format="json")
+    assert r.json()["state"] == "failed"
+    both = {"attempt": 2, "failure": final["failure"], "result": result_doc(run)}
+    assert node.post(f"/api/agent/runs/{run.pk}/result/", both, format="json").status_code == 400
+
+
+def test_malformed_or_foreign_documents_are_refused(clients, node, local_storage):
+    run = queued_run(clients)
+    node.post(f"/api/agent/runs/{run.pk}/claim/")
+    doc = result_doc(run)
+    del doc["verdict"]
+    r = node.post(f"/api/agent/runs/{run.pk}/result/", {"attempt": 1, "result": doc}, format="json")
+    assert r.status_code == 400 and "result.verdict: is required" in r.json()["detail"]
+    doc = result_doc(run)
+    doc["hardware"] = GPU
+    r = node.post(f"/api/agent/runs/{run.pk}/result/", {"attempt": 1, "result": doc}, format="json")
+    assert r.status_code == 400 and "result.hardware" in r.json()["detail"]
+    run.refresh_from_db()
+    assert run.state == "claimed"
+
+
+def test_suite_hash_mismatch_fails_the_run_and_keeps_evidence(clients, node, local_storage):
+    run = queued_run(clients)
+    r = finish(node, run, suite_hash="0" * 64)
+    assert r.status_code == 200
+    assert r.json()["state"] == "failed"
+    assert r.json()["server_reasons"][0]["code"] == "SUITE_HASH_MISMATCH"
+    assert Result.objects.filter(run=run).exists()
+
+
+def test_roofline_floor_rejects_impossible_times(clients, node, local_storage):
+    run = queued_run(clients, hardware=[GPU])
+    r = finish(node, run, time_ms=1e-6)
+    assert r.status_code == 200
+    body = r.json()
+    assert body["verdict"] == "REJECTED"
+    assert body["server_reasons"][0]["code"] == "ROOFLINE_FLOOR"
+    assert "below the physical floor" in body["server_reasons"][0]["detail"]
+    run.refresh_from_db()
+    assert run.sol_score is None
+
+
+def test_artifacts_through_presigned_s3_urls(clients, node, s3):
+    run = queued_run(clients)
+    node.post(f"/api/agent/runs/{run.pk}/claim/")
+    r = node.post(
+        f"/api/agent/runs/{run.pk}/artifacts/",
+        {"attempt": 1, "name": "logs", "content_type": "text/plain"},
+        format="json",
+    )
+    assert r.status_code == 200, r.content
+    up = r.json()
+    assert up["method"] == "PUT" and "X-Amz-Signature" in up["url"]
+    put = requests.put(up["url"], data=b"hello log", headers=up["headers"], timeout=10)
+    assert put.status_code == 200
+    assert finish(node, run).status_code == 200
+    link = clients["owner"].get(f"/api/runs/{run.pk}/")
+    assert link.json()["artifacts"][0]["name"] == "logs"
+    redirect = clients["owner"].get(f"/api/runs/{run.pk}/artifacts/logs/")
+    assert redirect.status_code == 302
+    assert requests.get(redirect["Location"], timeout=10).content == b"hello log"
+    bad = node.post(
+        f"/api/agent/runs/{run.pk}/artifacts/", {"attempt": 1, "name": "../x"}, format="json"
+    )
+    assert bad.status_code == 400
+
+
+def test_artifacts_through_signed_local_urls(clients, node, local_storage):
+    from rest_framework.test import APIClient
+
+    run = queued_run(clients)
+    node.post(f"/api/agent/runs/{run.pk}/claim/")
+    up = node.post(
+        f"/api/agent/runs/{run.pk}/artifacts/", {"attempt": 1, "name": "logs"}, format="json"
+    ).json()
+    anonymous = APIClient()
+    put = anonymous.put(
+        up["url"].replace("http://testserver", ""),
+        b"local log",
+        content_type="application/octet-stream",
+    )
+    assert put.status_code == 204
+    assert (local_storage / up["key"]).read_bytes() == b"local log"
+    forged = anonymous.put(
+        up["url"].replace("http://testserver", "")[:-5] + "xxxx/",
+        b"evil",
+        content_type="application/octet-stream",
+    )
+    assert forged.status_code == 403
+    redirect = clients["owner"].get(f"/api/runs/{run.pk}/artifacts/logs/")
+    assert (
+        anonymous.get(redirect["Location"].replace("http://testserver", "")).content == b"local log"
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_claim_race_threads_exactly_one_wins(local_storage, django_db_setup):
+    from django.contrib.auth.models import User
+
+    from leaderboard.nodes.services import node_create
+    from leaderboard.submissions.services import submissions_create
+    from leaderboard.submissions.validation import submission_check
+
+    user = User.objects.create_user("racer")
+    nodes = [node_create(name=f"racer-{i}", hardware=[HW])[0] for i in range(6)]
+    req = submission_check(problem="vector_add", hardware=[HW], source=VECTOR_ADD, suite=SUITE)
+    subs = submissions_create(user=user, requests=[req] * 10)
+    for submission in subs:
+        run_id = submission.runs.get().pk
+        barrier = threading.Barrier(len(nodes))
+        winners: list[int] = []
+
+        def claim(n: Node) -> None:
+            barrier.wait()
+            try:
+                run_claim(run_id=run_id, node=n)
+                winners.append(n.pk)
+            except RunConflict:
+                pass
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=claim, args=(n,)) for n in nodes]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        run = Run.objects.get(pk=run_id)
+        assert len(winners) == 1, winners
+        assert run.node_id == winners[0] and run.attempt == 1
+
+
+def test_node_create_api_then_agent_uses_token(clients, local_storage):
+    r = clients["admin"].post("/api/nodes/", {"name": "gpu-7", "hardware": [GPU]}, format="json")
+    assert r.status_code == 201
+    token = r.json()["token"]
+    assert token.startswith("fn_")
+    assert Node.objects.get(name="gpu-7").token_hash != token
+    from rest_framework.test import APIClient
+
+    agent = APIClient()
+    agent.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert agent.post("/api/agent/heartbeat/", {}, format="json").status_code == 200
+    nodes = clients["anonymous"].get("/api/nodes/").json()
+    assert [n["name"] for n in nodes] == ["gpu-7"]
+    assert "token" not in nodes[0] and "token_hash" not in nodes[0]
+
+
+def test_enrolment_with_the_shared_secret(clients, settings, db):
+    settings.FARM_NODE_ENROLL_TOKEN = "s3cret-enrol"
+    from rest_framework.test import APIClient
+
+    agent = APIClient()
+    body = {"name": "auto-1", "hardware": [HW]}
+    assert agent.post("/api/agent/enroll/", body, format="json").status_code == 403
+    r = agent.post("/api/agent/enroll/", body, format="json", HTTP_X_FARM_ENROLL="s3cret-enrol")
+    assert r.status_code == 201 and r.json()["token"].startswith("fn_")

@@ -1,0 +1,149 @@
+"""Who may call what: every endpoint against owner, other user, node, other node, admin and
+anonymous. Denied requests must change nothing."""
+
+from __future__ import annotations
+
+import pytest
+from lbkit import HW, SUITE, VECTOR_ADD, make_node, result_doc
+
+from leaderboard.boards.models import Board
+from leaderboard.nodes.models import Node
+from leaderboard.runs.models import Result, Run
+from leaderboard.submissions.models import Submission
+
+ROLES = ("owner", "other", "node", "other_node", "admin", "anonymous")
+U = {"owner": 200, "other": 200, "node": 401, "other_node": 401, "admin": 200, "anonymous": 401}
+PUBLIC = {
+    "owner": 200,
+    "other": 200,
+    "node": 401,
+    "other_node": 401,
+    "admin": 200,
+    "anonymous": 200,
+}
+OWNED = {"owner": 200, "other": 404, "node": 401, "other_node": 401, "admin": 200, "anonymous": 404}
+STAFF = {"owner": 403, "other": 403, "node": 401, "other_node": 401, "admin": 200, "anonymous": 401}
+AGENT_ANY = {
+    "owner": 401,
+    "other": 401,
+    "node": 200,
+    "other_node": 200,
+    "admin": 401,
+    "anonymous": 401,
+}
+
+
+def agent(holder: int, other: int) -> dict[str, int]:
+    return {**AGENT_ANY, "node": holder, "other_node": other}
+
+
+# (method, path template, body, expected status by role); run in this order.
+MATRIX = [
+    ("get", "/api/", None, PUBLIC),
+    ("get", "/api/schema/", None, PUBLIC),
+    ("get", "/api/problems/", None, PUBLIC),
+    ("get", f"/api/problems/{SUITE}/vector_add/", None, PUBLIC),
+    ("get", "/api/hardware/", None, PUBLIC),
+    ("get", "/api/boards/", None, PUBLIC),
+    ("get", f"/api/boards/{SUITE}/vector_add/{HW}/", None, PUBLIC),
+    ("patch", f"/api/boards/{SUITE}/vector_add/{HW}/", {"sources_public": True}, STAFF),
+    ("get", "/api/nodes/", None, PUBLIC),
+    ("post", "/api/nodes/", {"name": "n-{role}", "hardware": [HW]}, {**STAFF, "admin": 201}),
+    ("get", "/api/tokens/", None, U),
+    ("post", "/api/tokens/", {"name": "t"}, {**U, "owner": 201, "other": 201, "admin": 201}),
+    ("get", "/api/submissions/", None, U),
+    (
+        "post",
+        "/api/submissions/",
+        {"problem": "vector_add", "suite": SUITE, "hardware": [HW], "source": VECTOR_ADD},
+        {**U, "owner": 201, "other": 201, "admin": 201},
+    ),
+    ("get", "/api/submissions/{sub}/", None, OWNED),
+    ("get", "/api/submissions/{sub}/source/", None, OWNED),
+    ("post", "/api/submissions/{sub}/hacked/", {"hacked": False}, STAFF),
+    ("get", "/api/runs/", None, U),
+    ("get", "/api/runs/{run}/", None, OWNED),
+    ("post", "/api/agent/register/", {"hardware": [HW]}, AGENT_ANY),
+    ("post", "/api/agent/heartbeat/", {"current_runs": []}, AGENT_ANY),
+    ("post", "/api/agent/enroll/", {"name": "x", "hardware": [HW]}, {r: 403 for r in ROLES}),
+    ("post", "/api/agent/runs/{run}/claim/", None, agent(200, 409)),
+    ("post", "/api/agent/runs/{run}/start/", {"attempt": 1}, agent(200, 403)),
+    ("post", "/api/agent/runs/{run}/artifacts/", {"attempt": 1, "name": "logs"}, agent(200, 403)),
+    ("post", "/api/agent/runs/{run}/result/", {"attempt": 1, "result": "{doc}"}, agent(200, 403)),
+    (
+        "get",
+        "/api/runs/{run}/artifacts/logs/",
+        None,
+        {**OWNED, "owner": 302, "admin": 302, "anonymous": 401},
+    ),
+]
+
+
+@pytest.fixture
+def world(clients, users, local_storage):
+    owner_node, other_node = make_node("node", [HW]), make_node("other-node", [HW])
+    sub = (
+        clients["owner"]
+        .post(
+            "/api/submissions/",
+            {
+                "problem": "vector_add",
+                "suite": SUITE,
+                "hardware": [HW],
+                "source": VECTOR_ADD,
+                "mode": "leaderboard",
+            },
+            format="json",
+        )
+        .json()
+    )
+    run = Run.objects.get(pk=sub["runs"][0]["id"])
+    owner_node.post(f"/api/agent/runs/{run.pk}/claim/")  # held by "node" from here on
+    owner_node.post(
+        f"/api/agent/runs/{run.pk}/artifacts/", {"attempt": 1, "name": "logs"}, format="json"
+    )
+    return {**clients, "node": owner_node, "other_node": other_node, "sub": sub["id"], "run": run}
+
+
+def counts():
+    return (
+        Submission.objects.count(),
+        Run.objects.count(),
+        Result.objects.count(),
+        Node.objects.count(),
+        Board.objects.filter(sources_public=True).count(),
+        Submission.objects.filter(hacked=True).count(),
+    )
+
+
+def test_permission_matrix(world):
+    run = world["run"]
+    failures = []
+    for method, template, body, expected in MATRIX:
+        path = template.format(sub=world["sub"], run=run.pk, role="{role}")
+        order = ("other_node", "node") if "/agent/runs/" in path else ROLES
+        for role in order + tuple(r for r in ROLES if r not in order):
+            payload = body
+            if isinstance(body, dict):
+                payload = {
+                    k: (v.format(role=role) if isinstance(v, str) and "{role}" in v else v)
+                    for k, v in body.items()
+                }
+                if payload.get("result") == "{doc}":
+                    run.refresh_from_db()
+                    payload = {**payload, "result": result_doc(run)}
+            before = counts()
+            r = (
+                getattr(world[role], method)(path, payload, format="json")
+                if payload is not None
+                else getattr(world[role], method)(path)
+            )
+            if r.status_code != expected[role]:
+                failures.append(
+                    f"{method.upper()} {path} as {role}: {r.status_code}, expected {expected[role]}"
+                )
+            if r.status_code >= 400 and counts() != before:
+                failures.append(f"{method.upper()} {path} as {role}: refused but changed data")
+    assert not failures, "\n".join(failures)
+    run.refresh_from_db()
+    assert run.state == "done" and run.node.name == "node"
