@@ -7,8 +7,11 @@ module global, so a submission cannot reach it by attribute lookups from a modul
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Sequence
+import signal
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from farm.hardware.npu_sim.limits import SimError, SimIntegrityError, SimLimits
@@ -50,6 +53,26 @@ def io_findings(led: Any, args: Sequence[Any], out: Any) -> list[str]:
         if t.numel() and not led.read.get(t.untyped_storage().data_ptr(), 0):
             findings.append(f"uncounted_input: input {i} was never read by counted work")
     return findings
+
+
+@contextlib.contextmanager
+def _watchdog(led: Any) -> Iterator[None]:
+    """Interrupt the call at the wall-clock cap, even inside pure-Python loops (main thread
+    only; elsewhere the hooks' own clock checks and the sandbox's time limit apply)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        led.out_of_time()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, led.limits.max_wall_s)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def make_api() -> tuple[Callable[[], None], Callable[..., SimReport]]:
@@ -110,8 +133,8 @@ def make_api() -> tuple[Callable[[], None], Callable[..., SimReport]]:
 
 
 def _install(session: _Session, ledger_of: Callable[[], Any], check: Callable[[], None]) -> None:
-    import triton  # noqa: F401  (after TRITON_INTERPRET is set)
     import torch.utils.flop_counter as flop_counter
+    import triton  # noqa: F401  (after TRITON_INTERPRET is set)
 
     from farm.hardware.npu_sim import integrity
     from farm.hardware.npu_sim.costmodel import CostParams
@@ -149,7 +172,7 @@ def _measure(
     mode = session.mode_cls()
     session.ledger = led
     try:
-        with mode:
+        with _watchdog(led), mode:
             out = fn(*args)
             mode_kept = _get_current_dispatch_mode() is mode
     except Exception:

@@ -51,7 +51,7 @@ def _entries(owner: Any) -> dict[str, tuple]:
 
 
 def _label(owner: Any) -> str:
-    return getattr(owner, "__qualname__", None) or getattr(owner, "__name__", repr(owner))
+    return str(getattr(owner, "__qualname__", None) or getattr(owner, "__name__", repr(owner)))
 
 
 class Frozen:

@@ -61,9 +61,12 @@ class Ledger:
 
     def check_clock(self) -> None:
         if time.monotonic() > self.deadline:
-            raise self.trip(
-                SimLimitExceeded("max_wall_s", self.limits.max_wall_s, self.limits.max_wall_s)
-            )
+            self.out_of_time()
+
+    def out_of_time(self) -> None:
+        raise self.trip(
+            SimLimitExceeded("max_wall_s", self.limits.max_wall_s, self.limits.max_wall_s)
+        )
 
     def add_bytes(self, n: int) -> None:
         self.hbm_bytes += n
@@ -144,6 +147,7 @@ class Ledger:
     def count_work(self, unit: str, dtype: str, flops: int) -> None:
         if self.program is not None and flops > 0:
             self.program.work.append((unit, dtype, int(flops)))
+        self.check_clock()
 
     def _outside(self, what: str) -> None:
         msg = f"out_of_bounds: a Triton {what} touched memory outside every argument tensor"

@@ -97,7 +97,9 @@ def _positive(var: str, raw: str, kind: type) -> float:
     try:
         value = kind(raw)
     except ValueError:
-        raise ValueError(f"{var}={raw!r} is not a number; set it to a positive {kind.__name__}")
+        raise ValueError(
+            f"{var}={raw!r} is not a number; set it to a positive {kind.__name__}"
+        ) from None
     if value <= 0:
         raise ValueError(f"{var}={raw!r} must be positive")
     return value

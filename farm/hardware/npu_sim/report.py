@@ -94,7 +94,8 @@ def build_report(
     records: list[LaunchRecord], p: CostParams, output: Any, notes: list[str]
 ) -> SimReport:
     """Cost every launch and sum them (launches run one after another, in call order)."""
-    launches, works = [], []
+    launches: list[LaunchReport] = []
+    works: list[tuple[str, str, int]] = []
     for record in records:
         report, work = launch_report(record, p)
         launches.append(report)

@@ -153,17 +153,15 @@ def op_work(func: Any, args: tuple, kwargs: dict, out: Any, formulas: dict) -> t
     """Work of one op: ((unit, dtype, FLOPs), ...) as costmodel.Work."""
     name = func.overloadpacket.__name__
     inputs, outputs = _tensors_of((args, kwargs)), _tensors_of(out)
-    first = (inputs or outputs or [None])[0]
-    if name in formulas and first is not None:
+    if not inputs and not outputs:
+        return ()
+    if name in formulas:
         flops = int(formulas[name](*args, **kwargs, out_val=out))
-        return merge_work([("tensor", _dtype_name(first), flops)])
+        return merge_work([("tensor", _dtype_name((inputs or outputs)[0]), flops)])
     base = name[:-1] if name.endswith("_") and name not in OP_WEIGHTS else name
     weight = OP_WEIGHTS.get(base, 1)
-    sized = max([t.numel() for t in inputs + outputs] or [0])
-    ref = (outputs or inputs or [None])[0]
-    if ref is None or weight == 0:
-        return ()
-    return merge_work([("vector", _dtype_name(ref), weight * sized)])
+    sized = max(t.numel() for t in inputs + outputs)
+    return merge_work([("vector", _dtype_name((outputs or inputs)[0]), weight * sized)])
 
 
 def make_mode_class(ledger_of: Callable[[], Ledger | None], params: CostParams) -> type:
