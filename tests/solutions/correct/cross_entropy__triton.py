@@ -32,5 +32,6 @@ def kernel(logits, target):
     logits = logits.contiguous()
     rows, vocab = logits.shape
     loss = torch.empty(rows, device=logits.device, dtype=torch.float32)
-    _cross_entropy[(rows,)](logits, target, loss, vocab, BLOCK=min(BLOCK, triton.next_power_of_2(vocab)))
+    block = min(BLOCK, triton.next_power_of_2(vocab))
+    _cross_entropy[(rows,)](logits, target, loss, vocab, BLOCK=block)
     return loss

@@ -15,7 +15,8 @@ def _gather(x_ptr, index_ptr, out_ptr, hidden, BLOCK: tl.constexpr):
     cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     mask = cols < hidden
     src = tl.load(index_ptr + row)
-    tl.store(out_ptr + row * hidden + cols, tl.load(x_ptr + src * hidden + cols, mask=mask), mask=mask)
+    values = tl.load(x_ptr + src * hidden + cols, mask=mask)
+    tl.store(out_ptr + row * hidden + cols, values, mask=mask)
 
 
 def kernel(x, index):

@@ -28,7 +28,8 @@ def _log_softmax(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
     for start in range(0, n_cols, BLOCK):
         mask = start + cols < n_cols
         x = tl.load(x_row + start + cols, mask=mask, other=0.0).to(tl.float32)
-        tl.store(out_row + start + cols, (x - m - log_total).to(out_ptr.dtype.element_ty), mask=mask)
+        y = x - m - log_total
+        tl.store(out_row + start + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
 
 
 def kernel(x):
