@@ -86,6 +86,7 @@ class _Scanner:
         for node in ast.walk(self.tree):
             self._check(node)
         self._check_streams()
+        self._check_unlaunched_kernels()
 
     def _collect_aliases(self) -> None:
         for node in ast.walk(self.tree):
@@ -228,6 +229,7 @@ class _Scanner:
         ):
             self.synchronises = True
         _CALL_SPECIAL.get(name, _no_check)(self, node)
+        self._check_container_fill(node)
         lookup = isinstance(node.func, ast.Attribute) and node.func.attr in (
             "get",
             "setdefault",
@@ -395,6 +397,18 @@ class _Scanner:
             elif self._is_module_container(target.value) and self._in_entry_point(node):
                 self.add("MODULE_CACHE", f"fills module-level '{ast.unparse(target.value)}'", node)
 
+    def _check_container_fill(self, node: ast.Call) -> None:
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr in _FILL_METHODS):
+            return
+        if any(self._has_identity(a) for a in node.args[:1]) and func.attr in (
+            "setdefault",
+            "update",
+        ):
+            self.add("OUTPUT_REPLAY_CACHE", "stores by tensor identity or content", node)
+        elif self._is_module_container(func.value) and self._in_entry_point(node):
+            self.add("MODULE_CACHE", f"fills module-level '{ast.unparse(func.value)}'", node)
+
     def _is_module_container(self, node: ast.AST) -> bool:
         return isinstance(node, ast.Name) and node.id in self.module_containers
 
@@ -453,7 +467,7 @@ class _Scanner:
             for ret in (
                 n for stmt in branch.body for n in ast.walk(stmt) if isinstance(n, ast.Return)
             ):
-                if ret.value is not None and not _mentions(ret.value, params):
+                if ret.value is not None and not _uses_values(ret.value, params):
                     self.add(
                         "HARDCODED_OUTPUT",
                         "returns a value that ignores the inputs for an exact shape",
@@ -530,15 +544,49 @@ class _Scanner:
             self.add("EARLY_EXIT", f"raises {self.dotted(exc)}", node)
 
     def check_literal(self, node: ast.Constant | ast.List | ast.Tuple) -> None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            self._check_path_literal(node.value, node)
         if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes):
             if len(node.value) > LARGE_LITERAL_CHARS and not self._is_docstring(node):
                 self.add("PRECOMPUTED_DATA", f"embeds a {len(node.value)}-character literal", node)
         elif isinstance(node, ast.List | ast.Tuple) and len(node.elts) > LARGE_LITERAL_ITEMS:
             self.add("PRECOMPUTED_DATA", f"embeds a {len(node.elts)}-item literal", node)
 
-    def _is_docstring(self, node: ast.Constant) -> bool:
+    def _check_path_literal(self, text: str, node: ast.AST) -> None:
+        if text.startswith(("/proc/self/fd", "/dev/fd", "/dev/stdout", "/dev/stderr")):
+            self.add("OUTPUT_CHANNEL", f"names {text}", node)
+        elif text.startswith("/proc/") and not self._is_docstring(node):
+            self.add("SECRET_ACCESS", f"names {text}", node)
+
+    def _is_docstring(self, node: ast.AST) -> bool:
         parent = self.parents.get(node)
         return isinstance(parent, ast.Expr)
+
+    def _check_unlaunched_kernels(self) -> None:
+        """Triton kernels that nothing in the module refers to cannot be launched."""
+        kernels = {
+            node.name: node
+            for node in self.tree.body
+            if isinstance(node, ast.FunctionDef)
+            and any(
+                (self.dotted(d.func if isinstance(d, ast.Call) else d) or "").startswith("triton.")
+                for d in node.decorator_list
+            )
+        }
+        if not kernels:
+            return
+        used = {
+            n.id
+            for n in ast.walk(self.tree)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        }
+        if not set(kernels) & used:
+            first = min(kernels.values(), key=lambda k: k.lineno)
+            self.add(
+                "DECOY_KERNEL",
+                f"defines Triton kernel(s) {', '.join(kernels)} and never uses them",
+                first,
+            )
 
     def _check_streams(self) -> None:
         if not self.streams:
@@ -552,6 +600,9 @@ class _Scanner:
             self.findings.append(
                 _finding("UNSYNC_MULTISTREAM", "creates a CUDA stream and never waits on it", line)
             )
+
+
+_FILL_METHODS = {"append", "extend", "insert", "add", "update", "setdefault", "appendleft"}
 
 
 def _no_check(scanner: _Scanner, node: ast.Call) -> None:
@@ -630,6 +681,30 @@ def _big_int_constant(node: ast.AST) -> bool:
 
 def _mentions(expr: ast.AST, names: set[str]) -> bool:
     return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(expr))
+
+
+_METADATA = {"dtype", "device", "shape", "layout", "ndim", "is_cuda", "requires_grad"}
+
+
+def _uses_values(expr: ast.AST, names: set[str]) -> bool:
+    """Whether `expr` reads the values of `names`, not just their dtype / device / shape."""
+    todo = [expr]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Attribute) and node.attr in _METADATA:
+            continue
+        func = node.func if isinstance(node, ast.Call) else None
+        if isinstance(func, ast.Attribute) and func.attr in (
+            "size",
+            "dim",
+            "numel",
+            "element_size",
+        ):
+            continue
+        if isinstance(node, ast.Name) and node.id in names:
+            return True
+        todo.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def _flatten_targets(target: ast.AST) -> Iterator[ast.AST]:
