@@ -75,7 +75,7 @@ def _watchdog(led: Any) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def make_api() -> tuple[Callable[[], None], Callable[..., SimReport]]:
+def make_api() -> tuple[Callable[[], Callable[..., SimReport]], Callable[..., SimReport]]:
     """Build `install` and `measure` around one private session."""
     session = _Session()
 
@@ -99,16 +99,18 @@ def make_api() -> tuple[Callable[[], None], Callable[..., SimReport]]:
                 led.findings.extend(findings)
             raise SimIntegrityError(findings)
 
-    def install() -> None:
+    def install() -> Callable[..., SimReport]:
         """Switch Triton to its interpreter and install the cost hooks (idempotent).
 
         Must run before triton is imported anywhere else in the process and before the
         submission is imported: `@triton.jit` picks the interpreter when it decorates.
+        Returns `measure`: keep that reference, so that a submission replacing the module's
+        `measure` attribute cannot substitute its own.
         """
         os.environ["TRITON_INTERPRET"] = "1"
-        if session.builder is not None:
-            return
-        _install(session, ledger_of, check_launch)
+        if session.builder is None:
+            _install(session, ledger_of, check_launch)
+        return measure
 
     def measure(
         fn: Callable[..., Any],

@@ -21,6 +21,10 @@ import math
 import sys
 import time
 import types
+
+# The checker's own builtins are bound here at import, so replacing them in `builtins` later
+# cannot blind it (the replacement itself is reported, `builtins` being watched).
+from builtins import any, getattr, isinstance, list, repr, set, sorted, str, tuple, vars, zip
 from typing import Any
 
 _MISSING = object()
@@ -83,9 +87,17 @@ def _compare(owner: Any, before: dict[str, tuple]) -> list[str]:
         if value is not obj or _function_parts(value) != parts:
             findings.append(f"tampered: {_label(owner)}.{name} was replaced or edited")
     if isinstance(owner, type):
-        added = sorted(set(now) - set(before))
+        added = sorted(n for n in set(now) - set(before) if _shadows(owner, n))
         findings.extend(f"tampered: {_label(owner)}.{name} was added" for name in added)
     return findings
+
+
+def _shadows(cls: type, name: str) -> bool:
+    """Whether a new class attribute can change behaviour we rely on: any addition to our own
+    classes, or one that hides an attribute of a base class."""
+    if cls.__module__.startswith("farm.hardware.npu_sim"):
+        return True
+    return any(name in vars(base) for base in cls.__mro__[1:])
 
 
 def _plain(value: Any) -> Any:
