@@ -69,7 +69,7 @@ def test_patching_cost_functions_is_detected(inputs, restore):
         costmodel.launch_s = lambda programs, p: 0.0
         return _honest(a, b)
 
-    with pytest.raises(SimIntegrityError, match="costmodel.*replaced"):
+    with pytest.raises(SimIntegrityError, match=r"costmodel.*replaced"):
         npu_sim.measure(attack, inputs)
 
 
@@ -227,7 +227,7 @@ def test_patching_the_base_builders_load_is_detected(inputs, restore):
         interp.InterpreterBuilder.create_masked_load = load
         return _honest(a, b)
 
-    with pytest.raises(SimIntegrityError, match="InterpreterBuilder.create_masked_load"):
+    with pytest.raises(SimIntegrityError, match=r"InterpreterBuilder\.create_masked_load"):
         npu_sim.measure(attack, inputs)
 
 

@@ -24,7 +24,19 @@ import types
 
 # The checker's own builtins are bound here at import, so replacing them in `builtins` later
 # cannot blind it (the replacement itself is reported, `builtins` being watched).
-from builtins import any, getattr, isinstance, list, repr, set, sorted, str, tuple, vars, zip
+from builtins import (  # noqa: UP029
+    any,
+    getattr,
+    isinstance,
+    list,
+    repr,
+    set,
+    sorted,
+    str,
+    tuple,
+    vars,
+    zip,
+)
 from typing import Any
 
 _MISSING = object()
