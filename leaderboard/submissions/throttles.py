@@ -30,43 +30,48 @@ def requested_runs(data: Any) -> Counter[str]:
     return wanted
 
 
+def quota_exceeded(*, user, wanted: Counter[str]) -> tuple[float, str] | None:  # type: ignore[no-untyped-def]
+    """(seconds to wait, message) when queuing `wanted` runs would pass a quota, else None."""
+    now = timezone.now()
+    for hardware, count in wanted.items():
+        limit = quota_runs_per_hour(user=user, hardware=hardware)
+        if limit is None:
+            continue
+        recent = list(
+            Run.objects.filter(user=user, hardware_id=hardware, created_at__gt=now - WINDOW)
+            .order_by("created_at")
+            .values_list("created_at", flat=True)
+        )
+        excess = len(recent) + count - limit
+        if excess > 0:
+            wait = _wait(recent, excess, now)
+            return wait, (
+                f"quota for {hardware} is {limit} runs per hour and {len(recent)} were "
+                f"queued in the last hour; this request asks for {count} more. Retry in "
+                f"{int(wait)} s, or ask an operator for a larger quota"
+            )
+    return None
+
+
+def _wait(recent: list, excess: int, now) -> float:  # type: ignore[no-untyped-def]
+    """Seconds until enough of the `recent` runs leave the window."""
+    if excess > len(recent):
+        return WINDOW.total_seconds()
+    return max(1.0, (recent[excess - 1] + WINDOW - now).total_seconds())
+
+
 class HardwareQuotaThrottle(BaseThrottle):
     def __init__(self) -> None:
         self.retry_after: float | None = None
-        self.detail = ""
 
     def allow_request(self, request, view) -> bool:  # type: ignore[no-untyped-def]
         if request.method != "POST" or not request.user.is_authenticated:
             return True
-        now = timezone.now()
-        for hardware, count in requested_runs(request.data).items():
-            limit = quota_runs_per_hour(user=request.user, hardware=hardware)
-            if limit is None:
-                continue
-            recent = list(
-                Run.objects.filter(
-                    user=request.user, hardware_id=hardware, created_at__gt=now - WINDOW
-                )
-                .order_by("created_at")
-                .values_list("created_at", flat=True)
-            )
-            excess = len(recent) + count - limit
-            if excess > 0:
-                self.retry_after = self._wait(recent, excess, now)
-                self.detail = (
-                    f"quota for {hardware} is {limit} runs per hour and {len(recent)} were "
-                    f"queued in the last hour; this request asks for {count} more. Retry in "
-                    f"{int(self.retry_after)} s, or ask an operator for a larger quota"
-                )
-                request.quota_detail = self.detail
-                return False
-        return True
-
-    @staticmethod
-    def _wait(recent: list, excess: int, now) -> float:  # type: ignore[no-untyped-def]
-        if excess > len(recent):
-            return WINDOW.total_seconds()
-        return max(1.0, (recent[excess - 1] + WINDOW - now).total_seconds())
+        exceeded = quota_exceeded(user=request.user, wanted=requested_runs(request.data))
+        if exceeded is None:
+            return True
+        self.retry_after, request.quota_detail = exceeded
+        return False
 
     def wait(self) -> float | None:
         return self.retry_after

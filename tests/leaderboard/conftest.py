@@ -73,13 +73,28 @@ def local_storage(tmp_path):
         yield tmp_path / "artifacts"
 
 
+def load_catalog() -> None:
+    from leaderboard.problems.models import Suite
+    from leaderboard.problems.services import hardware_sync, suite_sync
+
+    if not Suite.objects.filter(name=SUITE).exists():
+        suite_sync(farm_suite=load_suite(SUITE), hardware=hardware_sync())
+
+
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
     """The test database with the hardware classes and the test suite loaded once."""
-    from leaderboard.problems.services import hardware_sync, suite_sync
-
     with django_db_blocker.unblock():
-        suite_sync(farm_suite=load_suite(SUITE), hardware=hardware_sync())
+        load_catalog()
+
+
+@pytest.fixture(autouse=True)
+def _catalog_after_flush(request):
+    """Transactional tests flush every table when they end: load the catalog again."""
+    marker = request.node.get_closest_marker("django_db")
+    if (marker and marker.kwargs.get("transaction")) or "live_server" in request.fixturenames:
+        request.getfixturevalue("transactional_db")
+        load_catalog()
 
 
 @pytest.fixture

@@ -271,27 +271,59 @@ def test_claim_race_threads_exactly_one_wins(local_storage, django_db_setup):
     subs = submissions_create(user=user, requests=[req] * 10)
     for submission in subs:
         run_id = submission.runs.get().pk
-        barrier = threading.Barrier(len(nodes))
-        winners: list[int] = []
-
-        def claim(n: Node) -> None:
-            barrier.wait()
-            try:
-                run_claim(run_id=run_id, node=n)
-                winners.append(n.pk)
-            except RunConflict:
-                pass
-            finally:
-                connection.close()
-
-        threads = [threading.Thread(target=claim, args=(n,)) for n in nodes]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        winners = race(lambda n, run_id=run_id: run_claim(run_id=run_id, node=n), nodes)
         run = Run.objects.get(pk=run_id)
         assert len(winners) == 1, winners
-        assert run.node_id == winners[0] and run.attempt == 1
+        assert run.node_id == winners[0].pk and run.attempt == 1
+
+
+def race(call, contenders: list) -> list:
+    """Start `call(c)` for every contender at once (one thread and DB connection each);
+    return the contenders whose call did not raise RunConflict."""
+    barrier = threading.Barrier(len(contenders))
+    winners = []
+
+    def attempt(c) -> None:
+        barrier.wait()
+        try:
+            call(c)
+            winners.append(c)
+        except RunConflict:
+            pass
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=attempt, args=(c,)) for c in contenders]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return winners
+
+
+@pytest.mark.django_db(transaction=True)
+def test_claim_race_over_http_exactly_one_wins(live_server, local_storage, django_db_setup):
+    from django.contrib.auth.models import User
+
+    from leaderboard.nodes.services import node_create
+    from leaderboard.submissions.services import submissions_create
+    from leaderboard.submissions.validation import submission_check
+
+    tokens = [node_create(name=f"http-{i}", hardware=[HW])[1] for i in range(4)]
+    req = submission_check(problem="vector_add", hardware=[HW], source=VECTOR_ADD, suite=SUITE)
+    user = User.objects.create_user("http-racer")
+    for submission in submissions_create(user=user, requests=[req] * 5):
+        url = f"{live_server.url}/api/agent/runs/{submission.runs.get().pk}/claim/"
+        codes: list[int] = []
+
+        def post(token: str, url: str = url, codes: list[int] = codes) -> None:
+            r = requests.post(url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+            codes.append(r.status_code)
+            if r.status_code == 409:
+                raise RunConflict("lost")
+
+        winners = race(post, tokens)
+        assert sorted(codes) == [200, 409, 409, 409] and len(winners) == 1
 
 
 def test_node_create_api_then_agent_uses_token(clients, local_storage):

@@ -45,9 +45,9 @@ def test_broker_down_keeps_the_run_queued_and_resends_later(
     clients, local_storage, django_capture_on_commit_callbacks
 ):
     drain(f"hw.{HW}")
-    with mock.patch.object(app, "send_task", side_effect=ConnectionError("broker down")):
-        with django_capture_on_commit_callbacks(execute=True):
-            r = submit(clients["owner"])
+    down = mock.patch.object(app, "send_task", side_effect=ConnectionError("broker down"))
+    with down, django_capture_on_commit_callbacks(execute=True):
+        r = submit(clients["owner"])
     assert r.status_code == 201
     run = Run.objects.get()
     assert run.state == "queued" and run.sent_at is None
