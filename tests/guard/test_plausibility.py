@@ -1,0 +1,86 @@
+"""Plausibility of reported times on the trusted side: the roofline floor and the wall clock."""
+
+from __future__ import annotations
+
+import pytest
+
+from farm.guard.plausibility import (
+    WALL_FIXED_MS,
+    WALL_MS_PER_CALL,
+    check_times,
+    check_wall_clock,
+)
+from farm.scoring import FLOOR_SLACK
+
+
+def codes(findings):
+    return [f.code for f in findings]
+
+
+def test_time_below_the_floor_is_rejected():
+    (finding,) = check_times(time_ms=0.5, sol_ms=1.0, slack=FLOOR_SLACK)
+    assert finding.code == "BELOW_SOL_FLOOR" and finding.severity == "reject"
+    assert "0.95" in finding.detail
+
+
+def test_time_within_the_slack_and_above_sol_pass():
+    assert check_times(time_ms=1.0 * FLOOR_SLACK, sol_ms=1.0) == []
+    assert check_times(time_ms=3.0, sol_ms=1.0) == []
+
+
+def test_zero_or_negative_time_is_rejected():
+    assert codes(check_times(time_ms=0.0, sol_ms=1.0)) == ["BELOW_SOL_FLOOR"]
+    assert codes(check_times(time_ms=-1.0, sol_ms=1.0)) == ["BELOW_SOL_FLOOR"]
+
+
+def test_broken_sol_bound_is_an_error_not_a_verdict():
+    with pytest.raises(ValueError, match="sol_ms"):
+        check_times(time_ms=1.0, sol_ms=0.0)
+
+
+def test_geomean_collapse_shape_is_rejected():
+    # reference-kernels #159: one shape driven to ~0 collapses a geometric mean.
+    assert codes(check_times(time_ms=1e-6, sol_ms=0.004)) == ["BELOW_SOL_FLOOR"]
+
+
+def test_honest_run_fits_the_wall_clock():
+    # 100 calls of 2 ms, 1 ms of harness work per call, some jitter.
+    assert (
+        check_wall_clock(reported_ms_total=200, wall_ms=420, calls=100, overhead_ms_per_call=1.0)
+        == []
+    )
+
+
+def test_work_hidden_from_the_timer_is_rejected():
+    # 100 calls reported as 0.01 ms each, but 5 ms per call of wall time went somewhere.
+    (finding,) = check_wall_clock(
+        reported_ms_total=1.0, wall_ms=600, calls=100, overhead_ms_per_call=0.1
+    )
+    assert finding.code == "WALL_CLOCK_MISMATCH" and "unaccounted" in finding.detail
+
+
+def test_the_margin_is_where_the_docstring_says():
+    calls, reported, overhead = 100, 10.0, 1.0
+    allowed = reported + WALL_MS_PER_CALL * calls + WALL_FIXED_MS
+    edge = calls * overhead + reported + allowed
+    assert (
+        check_wall_clock(
+            reported_ms_total=reported, wall_ms=edge, calls=calls, overhead_ms_per_call=overhead
+        )
+        == []
+    )
+    assert check_wall_clock(
+        reported_ms_total=reported, wall_ms=edge + 1, calls=calls, overhead_ms_per_call=overhead
+    )
+
+
+def test_more_device_time_than_wall_time_is_rejected():
+    (finding,) = check_wall_clock(
+        reported_ms_total=5000, wall_ms=1000, calls=10, overhead_ms_per_call=0
+    )
+    assert finding.code == "WALL_CLOCK_MISMATCH" and "device time in" in finding.detail
+
+
+def test_bad_arguments_are_errors():
+    with pytest.raises(ValueError):
+        check_wall_clock(reported_ms_total=1, wall_ms=1, calls=0, overhead_ms_per_call=0)

@@ -1,0 +1,31 @@
+"""Every cheat in tests/hacks/ through the whole farm (supervisor, sandboxed worker, guard):
+none may PASS, and each gets the verdict its header expects."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+HACKS = sorted(p for p in Path(__file__).parent.glob("*.py") if not p.name.startswith("test_"))
+HEADER = re.compile(r"^# (problem|expect): (\S+)", re.M)
+
+supervisor = pytest.importorskip(
+    "farm.harness.supervisor", reason="the harness (farm.harness.supervisor) is not there yet"
+)
+if not hasattr(supervisor, "evaluate"):
+    pytest.skip("farm.harness.supervisor has no evaluate() yet", allow_module_level=True)
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("path", HACKS, ids=lambda p: p.stem)
+def test_hack_is_not_passed(path):
+    header = dict(HEADER.findall(path.read_text()))
+    doc = supervisor.evaluate(
+        source_path=path, problem=header["problem"], suite="core-v1", device="cpu", mode="benchmark"
+    )
+    reasons = [(r["code"], r["detail"][:200]) for r in doc["reasons"]]
+    assert doc["verdict"] != "PASSED", reasons
+    assert doc["verdict"] == header["expect"], reasons
