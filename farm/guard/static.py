@@ -1,9 +1,9 @@
 """The static guard: rules over a submission's source, before it runs.
 
 `scan_source(source)` parses the source and walks it twice: once to learn import aliases, entry
-points (kernel / custom_kernel / forward) and module-level containers, once to apply the rules of
-farm.guard.names. A token pass (farm.guard.obfuscation) then looks for guarded names that the AST
-cannot see: built from string pieces, reversed or base64-encoded.
+points (kernel / custom_kernel / forward) and module-level containers (farm.guard.context), once
+to apply the rules of farm.guard.names. A token pass (farm.guard.obfuscation) then looks for
+guarded names that the AST cannot see: built from string pieces, reversed or base64-encoded.
 
 Each finding carries a rule code (farm.guard.rules), "reject" or "flag", a sentence and a line.
 The rules aim at zero "reject" findings on honest Triton / PyTorch kernels: a construct that
@@ -14,18 +14,21 @@ is a flag unless it is keyed on tensor identity or content, or sits on the entry
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 
 from farm.guard import names as N
+from farm.guard.context import (
+    SourceContext,
+    big_int_constant,
+    const_str,
+    flatten_targets,
+    uses_values,
+)
 from farm.guard.findings import Finding
 from farm.guard.obfuscation import scan_tokens
 from farm.guard.rules import rule
 
 LARGE_LITERAL_CHARS = 4096
 LARGE_LITERAL_ITEMS = 256
-# Exact-shape branches: comparisons against integers at least this large (tile sizes and the
-# occasional `== 1` edge case stay quiet).
-SHAPE_CONSTANT_MIN = 16
 
 
 def scan_source(source: str, *, filename: str = "<submission>") -> list[Finding]:
@@ -57,146 +60,32 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
     return out
 
 
-class _Scanner:
+class _Scanner(SourceContext):
     def __init__(self, tree: ast.Module) -> None:
-        self.tree = tree
+        super().__init__(tree)
         self.findings: list[Finding] = []
-        self.aliases: dict[str, str] = {}  # local name -> dotted module path
-        self.parents: dict[ast.AST, ast.AST] = {}
-        self.module_containers: dict[str, str] = {}  # module-level name -> factory
-        self.entry_functions: set[ast.AST] = set()
-        self.identity_names: set[str] = set()
-        self.shape_names: set[str] = set()
         self.streams: list[int] = []
         self.synchronises = False
 
     def add(self, code: str, detail: str, node: ast.AST | None) -> None:
         self.findings.append(_finding(code, detail, getattr(node, "lineno", None)))
 
-    # -- pass 1: context ----------------------------------------------------------------
+    def add_line(self, code: str, detail: str, line: int) -> None:
+        self.findings.append(_finding(code, detail, line))
 
     def run(self) -> None:
-        for node in ast.walk(self.tree):
-            for child in ast.iter_child_nodes(node):
-                self.parents[child] = node
-        self._collect_aliases()
-        self._collect_entry_points()
-        self._collect_module_containers()
-        self._collect_tainted_names()
+        self.learn()
+        for name, kind in self.module_containers.items():
+            if kind in N.WEAK_CONTAINERS:
+                self.add_line(
+                    "OUTPUT_REPLAY_CACHE", f"'{name}' is a {kind}", self.container_lines[name]
+                )
         for node in ast.walk(self.tree):
             self._check(node)
         self._check_streams()
         self._check_unlaunched_kernels()
 
-    def _collect_aliases(self) -> None:
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Import):
-                for a in node.names:
-                    local = a.asname or a.name.split(".")[0]
-                    self.aliases[local] = a.name if a.asname else a.name.split(".")[0]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                for a in node.names:
-                    self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1:
-                lhs, rhs = node.targets[0], node.value
-                if isinstance(lhs, ast.Name) and isinstance(rhs, ast.Name | ast.Attribute):
-                    dotted = self.dotted(rhs)
-                    if dotted and dotted.split(".")[0] in self._module_roots():
-                        self.aliases.setdefault(lhs.id, dotted)
-
-    def _module_roots(self) -> set[str]:
-        return {v.split(".")[0] for v in self.aliases.values()} | {"__builtins__", "builtins"}
-
-    def _collect_entry_points(self) -> None:
-        for node in self.tree.body:
-            if (
-                isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-                and node.name in N.ENTRY_POINTS
-            ):
-                self.entry_functions.add(node)
-            if isinstance(node, ast.ClassDef):
-                for item in node.body:
-                    if isinstance(item, ast.FunctionDef) and item.name == "forward":
-                        self.entry_functions.add(item)
-
-    def _collect_module_containers(self) -> None:
-        for node in self.tree.body:
-            if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                kind = self._container_kind(node.value)
-                for t in targets:
-                    if kind and isinstance(t, ast.Name):
-                        self.module_containers[t.id] = kind
-                        if kind in N.WEAK_CONTAINERS:
-                            self.add("OUTPUT_REPLAY_CACHE", f"'{t.id}' is a {kind}", node)
-
-    def _container_kind(self, value: ast.expr) -> str | None:
-        if isinstance(value, ast.Dict | ast.List | ast.Set):
-            return type(value).__name__.lower()
-        if isinstance(value, ast.Call):
-            name = self.dotted(value.func)
-            if name in N.CONTAINER_FACTORIES or name in N.WEAK_CONTAINERS:
-                return name
-        return None
-
-    def _collect_tainted_names(self) -> None:
-        """Names assigned from tensor identity (data_ptr, id, ...) or from shapes."""
-        for node in ast.walk(self.tree):
-            if not isinstance(node, ast.Assign):
-                continue
-            names = [n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
-            if self._has_identity(node.value):
-                self.identity_names.update(names)
-            if self._is_shape(node.value):
-                self.shape_names.update(names)
-
-    # -- helpers ------------------------------------------------------------------------
-
-    def dotted(self, node: ast.AST) -> str | None:
-        """`a.b.c` with the root resolved through import aliases; None for other expressions."""
-        parts: list[str] = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
-            return None
-        root = self.aliases.get(node.id, node.id)
-        return ".".join([root, *reversed(parts)])
-
-    def _in_entry_point(self, node: ast.AST) -> bool:
-        while node in self.parents:
-            node = self.parents[node]
-            if node in self.entry_functions:
-                return True
-        return False
-
-    def _has_identity(self, expr: ast.AST) -> bool:
-        for node in _walk_skipping_alignment(expr):
-            if isinstance(node, ast.Call):
-                func = node.func
-                if isinstance(func, ast.Name) and func.id in N.IDENTITY_CALLS:
-                    return True
-                if isinstance(func, ast.Attribute) and func.attr in N.IDENTITY_METHODS:
-                    return True
-                if (self.dotted(func) or "").startswith("hashlib."):
-                    return True
-            if isinstance(node, ast.Attribute) and node.attr in N.IDENTITY_ATTRIBUTES:
-                return True
-            if isinstance(node, ast.Name) and node.id in self.identity_names:
-                return True
-        return False
-
-    def _is_shape(self, expr: ast.AST) -> bool:
-        if isinstance(expr, ast.Attribute) and expr.attr == "shape":
-            return True
-        if isinstance(expr, ast.Subscript):
-            return self._is_shape(expr.value)
-        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
-            return expr.func.attr in ("size", "numel")
-        return isinstance(expr, ast.Name) and expr.id in self.shape_names
-
-    # -- pass 2: rules ------------------------------------------------------------------
+    # -- rules --------------------------------------------------------------------------
 
     def _check(self, node: ast.AST) -> None:
         for check in _CHECKS.get(type(node), ()):
@@ -235,17 +124,17 @@ class _Scanner:
             "setdefault",
             "pop",
         )
-        if lookup and node.args and self._has_identity(node.args[0]):
+        if lookup and node.args and self.has_identity(node.args[0]):
             self.add("OUTPUT_REPLAY_CACHE", "looks up a value by tensor identity", node)
         if name.endswith("environ.get") or name == "os.getenv":
             self._check_env_key(node.args[0] if node.args else None, node)
 
     def check_open(self, node: ast.Call) -> None:
-        mode = _const_str(node.args[1]) if len(node.args) > 1 else None
+        mode = const_str(node.args[1]) if len(node.args) > 1 else None
         for kw in node.keywords:
             if kw.arg == "mode":
-                mode = _const_str(kw.value)
-        path = _const_str(node.args[0]) if node.args else None
+                mode = const_str(kw.value)
+        path = const_str(node.args[0]) if node.args else None
         if path and (path.startswith("/proc") or "environ" in path):
             self.add("SECRET_ACCESS", f"opens {path}", node)
         if path and (path.startswith("/dev/std") or path.startswith("/dev/fd") or "/fd/" in path):
@@ -271,12 +160,12 @@ class _Scanner:
             self.add("FILESYSTEM_READ", "os.open()", node)
 
     def check_subprocess_args(self, node: ast.Call) -> None:
-        text = " ".join(s for s in (_const_str(n) for n in ast.walk(node)) if s)
+        text = " ".join(s for s in (const_str(n) for n in ast.walk(node)) if s)
         if "pip" in text or "install" in text or "conda" in text:
             self.add("RUNTIME_PACKAGE_INSTALL", "runs a package installer", node)
 
     def check_dynamic_import(self, node: ast.Call) -> None:
-        module = _const_str(node.args[0]) if node.args else None
+        module = const_str(node.args[0]) if node.args else None
         if module is None:
             self.add("DYNAMIC_CODE", "imports a module whose name is computed", node)
             return
@@ -292,7 +181,7 @@ class _Scanner:
         name = self.dotted(node.func) or ""
         if len(node.args) < 2:
             return
-        attr = _const_str(node.args[1])
+        attr = const_str(node.args[1])
         if attr is None:
             self.add("OBFUSCATED_ATTRIBUTE", f"{name}() with a computed attribute name", node)
             return
@@ -303,7 +192,7 @@ class _Scanner:
     def check_getattr(self, node: ast.Call) -> None:
         if len(node.args) < 2:
             return
-        attr = _const_str(node.args[1])
+        attr = const_str(node.args[1])
         if attr is None:
             self.add("COMPUTED_GETATTR", "getattr() with a computed attribute name", node)
             return
@@ -335,7 +224,7 @@ class _Scanner:
             self._check_env_key(node.slice, node)
 
     def _check_env_key(self, key: ast.AST | None, node: ast.AST) -> None:
-        text = _const_str(key) if key is not None else None
+        text = const_str(key) if key is not None else None
         if text is None:
             self.add("SECRET_ACCESS", "reads an environment variable whose name is computed", node)
         elif any(word in text.upper() for word in N.SECRET_KEY_WORDS):
@@ -372,9 +261,9 @@ class _Scanner:
     def check_assign(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete) -> None:
         targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
         for target in targets:
-            for t in _flatten_targets(target):
+            for t in flatten_targets(target):
                 self._check_target(t, node)
-        if isinstance(node, ast.AugAssign | ast.Assign) and self._in_entry_point(node):
+        if isinstance(node, ast.AugAssign | ast.Assign) and self.in_entry_point(node):
             self._check_call_counter(list(targets), node)
 
     def _check_target(self, target: ast.AST, node: ast.AST) -> None:
@@ -382,7 +271,7 @@ class _Scanner:
             if target.attr == "__class__":
                 self.add("TENSOR_SUBCLASS", "assigns __class__", node)
             full = self.dotted(target)
-            if full and full.split(".")[0] in self._module_roots():
+            if full and full.split(".")[0] in self.module_roots():
                 self._check_store(full, node)
         elif isinstance(target, ast.Subscript):
             base = self.dotted(target.value) or ""
@@ -392,25 +281,22 @@ class _Scanner:
                 self.add("MONKEYPATCH", "assigns into __builtins__", node)
             elif base == "os.environ":
                 self.add("ENV_READ", "sets an environment variable", node)
-            if self._has_identity(target.slice):
+            if self.has_identity(target.slice):
                 self.add("OUTPUT_REPLAY_CACHE", "stores by tensor identity or content", node)
-            elif self._is_module_container(target.value) and self._in_entry_point(node):
+            elif self.is_module_container(target.value) and self.in_entry_point(node):
                 self.add("MODULE_CACHE", f"fills module-level '{ast.unparse(target.value)}'", node)
 
     def _check_container_fill(self, node: ast.Call) -> None:
         func = node.func
         if not (isinstance(func, ast.Attribute) and func.attr in _FILL_METHODS):
             return
-        if any(self._has_identity(a) for a in node.args[:1]) and func.attr in (
+        if any(self.has_identity(a) for a in node.args[:1]) and func.attr in (
             "setdefault",
             "update",
         ):
             self.add("OUTPUT_REPLAY_CACHE", "stores by tensor identity or content", node)
-        elif self._is_module_container(func.value) and self._in_entry_point(node):
+        elif self.is_module_container(func.value) and self.in_entry_point(node):
             self.add("MODULE_CACHE", f"fills module-level '{ast.unparse(func.value)}'", node)
-
-    def _is_module_container(self, node: ast.AST) -> bool:
-        return isinstance(node, ast.Name) and node.id in self.module_containers
 
     def _check_store(self, full: str, node: ast.AST) -> None:
         """An assignment to the attribute `full` of an imported module or class."""
@@ -443,18 +329,18 @@ class _Scanner:
 
     def check_compare(self, node: ast.Compare) -> None:
         sides = [node.left, *node.comparators]
-        if any(isinstance(op, ast.In | ast.NotIn) for op in node.ops) and self._has_identity(
+        if any(isinstance(op, ast.In | ast.NotIn) for op in node.ops) and self.has_identity(
             node.left
         ):
             self.add("OUTPUT_REPLAY_CACHE", "tests tensor identity against a collection", node)
         if (
             any(isinstance(op, ast.Eq | ast.Is) for op in node.ops)
-            and sum(map(self._has_identity, sides)) >= 2
+            and sum(map(self.has_identity, sides)) >= 2
         ):
             self.add("OUTPUT_REPLAY_CACHE", "compares tensor identities across calls", node)
         if any(isinstance(op, ast.Eq | ast.In) for op in node.ops):
-            shape = any(self._is_shape(s) for s in sides)
-            constant = any(_big_int_constant(s) for s in sides)
+            shape = any(self.is_shape(s) for s in sides)
+            constant = any(big_int_constant(s) for s in sides)
             if shape and constant:
                 self._hardcoded_shape(node)
 
@@ -463,11 +349,11 @@ class _Scanner:
         while isinstance(branch, ast.BoolOp | ast.UnaryOp):
             branch = self.parents.get(branch)
         if isinstance(branch, ast.If) and branch.test is not None:
-            params = self._parameters_of(branch)
+            params = self.parameters_of(branch)
             for ret in (
                 n for stmt in branch.body for n in ast.walk(stmt) if isinstance(n, ast.Return)
             ):
-                if ret.value is not None and not _uses_values(ret.value, params):
+                if ret.value is not None and not uses_values(ret.value, params):
                     self.add(
                         "HARDCODED_OUTPUT",
                         "returns a value that ignores the inputs for an exact shape",
@@ -478,30 +364,8 @@ class _Scanner:
             "HARDCODED_SHAPES", f"compares a shape with a constant ({ast.unparse(node)[:80]})", node
         )
 
-    def _parameters_of(self, node: ast.AST) -> set[str]:
-        while node in self.parents:
-            node = self.parents[node]
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                args = node.args
-                every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
-                names = {a.arg for a in every if a is not None} - {"self"}
-                assigned = {
-                    n.id
-                    for n in ast.walk(node)
-                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-                }
-                return names | (assigned & self._derived_names(node, names))
-        return set()
-
-    def _derived_names(self, func: ast.AST, params: set[str]) -> set[str]:
-        derived = set(params)
-        for n in ast.walk(func):
-            if isinstance(n, ast.Assign) and _mentions(n.value, derived):
-                derived |= {m.id for t in n.targets for m in ast.walk(t) if isinstance(m, ast.Name)}
-        return derived
-
     def check_subscript_key(self, node: ast.Subscript) -> None:
-        if isinstance(node.ctx, ast.Load) and self._has_identity(node.slice):
+        if isinstance(node.ctx, ast.Load) and self.has_identity(node.slice):
             base = node.value
             if (
                 isinstance(base, ast.Name)
@@ -512,7 +376,7 @@ class _Scanner:
                 )
 
     def check_dict_literal(self, node: ast.Dict) -> None:
-        if any(k is not None and self._has_identity(k) for k in node.keys):
+        if any(k is not None and self.has_identity(k) for k in node.keys):
             self.add(
                 "OUTPUT_REPLAY_CACHE", "builds a dict keyed on tensor identity or content", node
             )
@@ -547,7 +411,7 @@ class _Scanner:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             self._check_path_literal(node.value, node)
         if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes):
-            if len(node.value) > LARGE_LITERAL_CHARS and not self._is_docstring(node):
+            if len(node.value) > LARGE_LITERAL_CHARS and not self.is_docstring(node):
                 self.add("PRECOMPUTED_DATA", f"embeds a {len(node.value)}-character literal", node)
         elif isinstance(node, ast.List | ast.Tuple) and len(node.elts) > LARGE_LITERAL_ITEMS:
             self.add("PRECOMPUTED_DATA", f"embeds a {len(node.elts)}-item literal", node)
@@ -555,12 +419,8 @@ class _Scanner:
     def _check_path_literal(self, text: str, node: ast.AST) -> None:
         if text.startswith(("/proc/self/fd", "/dev/fd", "/dev/stdout", "/dev/stderr")):
             self.add("OUTPUT_CHANNEL", f"names {text}", node)
-        elif text.startswith("/proc/") and not self._is_docstring(node):
+        elif text.startswith("/proc/") and not self.is_docstring(node):
             self.add("SECRET_ACCESS", f"names {text}", node)
-
-    def _is_docstring(self, node: ast.AST) -> bool:
-        parent = self.parents.get(node)
-        return isinstance(parent, ast.Expr)
 
     def _check_unlaunched_kernels(self) -> None:
         """Triton kernels that nothing in the module refers to cannot be launched."""
@@ -660,67 +520,3 @@ def _module_rule(module: str) -> str | None:
         if code is not None:
             return code or None
     return None
-
-
-def _const_str(node: ast.AST | None) -> str | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if isinstance(node, ast.List | ast.Tuple):
-        parts = [_const_str(e) for e in node.elts]
-        return " ".join(p for p in parts if p) or None
-    return None
-
-
-def _big_int_constant(node: ast.AST) -> bool:
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value >= SHAPE_CONSTANT_MIN
-    if isinstance(node, ast.Tuple | ast.List | ast.Set):
-        return any(_big_int_constant(e) for e in node.elts)
-    return False
-
-
-def _mentions(expr: ast.AST, names: set[str]) -> bool:
-    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(expr))
-
-
-_METADATA = {"dtype", "device", "shape", "layout", "ndim", "is_cuda", "requires_grad"}
-
-
-def _uses_values(expr: ast.AST, names: set[str]) -> bool:
-    """Whether `expr` reads the values of `names`, not just their dtype / device / shape."""
-    todo = [expr]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.Attribute) and node.attr in _METADATA:
-            continue
-        func = node.func if isinstance(node, ast.Call) else None
-        if isinstance(func, ast.Attribute) and func.attr in (
-            "size",
-            "dim",
-            "numel",
-            "element_size",
-        ):
-            continue
-        if isinstance(node, ast.Name) and node.id in names:
-            return True
-        todo.extend(ast.iter_child_nodes(node))
-    return False
-
-
-def _flatten_targets(target: ast.AST) -> Iterator[ast.AST]:
-    if isinstance(target, ast.Tuple | ast.List):
-        for elt in target.elts:
-            yield from _flatten_targets(elt)
-    else:
-        yield target
-
-
-def _walk_skipping_alignment(expr: ast.AST) -> Iterator[ast.AST]:
-    """ast.walk, minus `x.data_ptr() % 16`-style alignment checks (honest and common)."""
-    todo = [expr]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod | ast.BitAnd):
-            continue
-        yield node
-        todo.extend(ast.iter_child_nodes(node))
