@@ -1,5 +1,168 @@
-def home(request): ...
-def board(request, suite, problem, hardware): ...
-def submission(request, submission_id): ...
-def submit(request): ...
-def nodes(request): ...
+"""Server-rendered pages. Views only gather data through selectors and call services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from leaderboard.artifacts.services import source_text
+from leaderboard.artifacts.store import ArtifactStoreError
+from leaderboard.boards.selectors import board_find, board_list, board_ranking
+from leaderboard.nodes.selectors import node_list, node_status, queue_depth_by_hardware
+from leaderboard.problems.selectors import NotFound, hardware_get, problem_get, suite_get
+from leaderboard.runs.models import Result, Run
+from leaderboard.submissions.selectors import (
+    source_visible,
+    submission_state,
+    submissions_own,
+    submissions_visible,
+)
+from leaderboard.submissions.services import submissions_create
+from leaderboard.submissions.throttles import quota_exceeded, requested_runs
+from leaderboard.submissions.validation import SubmissionInvalid, source_decode, submission_check
+from leaderboard.web.charts import board_points, roofline_svg
+from leaderboard.web.forms import SubmitForm
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    recent = submissions_own(user=request.user)[:20] if request.user.is_authenticated else []
+    return render(request, "web/home.html", {"boards": board_list(), "recent": recent})
+
+
+def board(request: HttpRequest, suite: str, problem: str, hardware: str) -> HttpResponse:
+    found = board_find(suite=suite, problem=problem, hardware=hardware)
+    try:
+        s = suite_get(name=suite)
+        p = problem_get(suite=s, name=problem)
+        hardware_get(name=hardware)
+    except NotFound as exc:
+        raise Http404(str(exc)) from None
+    ranked = board_ranking(board=found) if found else []
+    chart = roofline_svg(hardware=hardware, problem=p, points=board_points(p, ranked))
+    return render(
+        request,
+        "web/board.html",
+        {
+            "suite": s,
+            "problem": p,
+            "hardware": hardware,
+            "board": found,
+            "ranked": ranked,
+            "chart": chart,
+            "sol_rows": p.sol_table.get(hardware, []),
+        },
+    )
+
+
+def submission(request: HttpRequest, submission_id: int) -> HttpResponse:
+    sub = submissions_visible(user=request.user).filter(pk=submission_id).first()
+    if sub is None:
+        raise Http404(f"submission {submission_id} does not exist or is not visible to you")
+    runs = list(Run.objects.filter(submission=sub).select_related("node").order_by("hardware_id"))
+    results = {
+        r.run_id: r for r in Result.objects.filter(run__in=runs).prefetch_related("workloads")
+    }
+    source, source_error = None, None
+    if source_visible(submission=sub, user=request.user):
+        try:
+            source = source_text(source=sub.source)
+        except ArtifactStoreError as exc:
+            source_error = f"the source cannot be shown right now ({exc}); it is not lost"
+    owner = request.user.is_authenticated and (
+        request.user.is_staff or request.user.pk == sub.user_id
+    )
+    return render(
+        request,
+        "web/submission.html",
+        {
+            "sub": sub,
+            "state": submission_state(runs=runs),
+            "runs": [_run_view(r, results.get(r.pk), owner) for r in runs],
+            "compare": _cross_hardware(runs, results),
+            "source": source,
+            "source_error": source_error,
+            "terminal": all(r.state in Run.TERMINAL for r in runs),
+        },
+    )
+
+
+def _run_view(run: Run, result: Result | None, owner: bool) -> dict[str, Any]:
+    doc = result.document if result else {}
+    return {
+        "run": run,
+        "result": result,
+        "workloads": list(result.workloads.all()) if result else [],
+        "reasons": [*doc.get("reasons", []), *(result.server_reasons if result else [])],
+        "findings": (doc.get("guard") or {}).get("findings", []),
+        "logs": [a.name for a in run.artifacts.filter(attempt=run.attempt)] if owner else [],
+    }
+
+
+def _cross_hardware(runs: list[Run], results: dict[int, Result]) -> dict[str, Any]:
+    """Workload rows x hardware columns of time (ms) and SOL score."""
+    columns = [r for r in runs if r.pk in results]
+    rows: dict[str, dict[str, Any]] = {}
+    for run in columns:
+        for w in results[run.pk].workloads.all():
+            if not w.secret:
+                rows.setdefault(w.workload_id, {})[run.hardware_id] = w
+    return {
+        "hardware": [r.hardware_id for r in columns],
+        "rows": [(wid, [cells.get(r.hardware_id) for r in columns]) for wid, cells in rows.items()],
+    }
+
+
+@login_required
+def submit(request: HttpRequest) -> HttpResponse:
+    form = SubmitForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        created = _submit(request, form)
+        if created is not None:
+            return redirect(reverse("submission", args=[created]))
+    return render(request, "web/submit.html", {"form": form}, status=400 if form.errors else 200)
+
+
+def _submit(request: HttpRequest, form: SubmitForm) -> int | None:
+    data = form.cleaned_data
+    suite, problem = data["problem"].split("/", 1)
+    try:
+        text = source_decode(data["file"].read()) if data.get("file") else data.get("source") or ""
+        filename = data["file"].name if data.get("file") else "submission.py"
+        req = submission_check(
+            problem=problem,
+            suite=suite,
+            hardware=data["hardware"],
+            source=text,
+            mode=data["mode"],
+            filename=filename,
+            private=data["private"],
+        )
+    except SubmissionInvalid as exc:
+        for field, messages in exc.errors.items():
+            form.add_error(field if field in form.fields else None, messages)
+        return None
+    exceeded = quota_exceeded(
+        user=request.user, wanted=requested_runs({"hardware": data["hardware"]})
+    )
+    if exceeded is not None:
+        form.add_error(None, exceeded[1])
+        return None
+    return submissions_create(user=request.user, requests=[req])[0].pk
+
+
+def nodes(request: HttpRequest) -> HttpResponse:
+    depth = queue_depth_by_hardware()
+    rows = [
+        {
+            "node": n,
+            "status": node_status(node=n),
+            "hardware": [h.name for h in n.hardware.all()],
+            "depth": sum(depth.get(h.name, 0) for h in n.hardware.all()),
+        }
+        for n in node_list()
+    ]
+    return render(request, "web/nodes.html", {"rows": rows, "depth": sorted(depth.items())})

@@ -1,0 +1,118 @@
+"""The roofline chart of a board as inline SVG (no JavaScript library, nothing from a CDN).
+
+x: arithmetic intensity (FLOP per compulsory byte), y: achieved FLOP/s, both log scale. The roof
+is min(peak FLOP/s, bandwidth x intensity) of the hardware class; each point is one workload of
+one board entry (FLOPs / measured time).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from leaderboard.problems import farm_bridge
+
+W, H, PAD = 640, 360, 56
+
+
+@dataclass
+class Point:
+    label: str
+    intensity: float
+    flops_per_s: float
+
+
+def roof(hardware: str, dtype: str, unit: str) -> tuple[float, float] | None:
+    """(peak FLOP/s, bandwidth bytes/s) of `hardware` for `dtype` on `unit`, or None."""
+    spec = farm_bridge.hardware_spec(hardware)
+    if spec is None:
+        return None
+    try:
+        return float(spec.peak(dtype, unit)), float(spec.memory_bandwidth)
+    except Exception:
+        return None
+
+
+def board_points(problem: Any, entries: list[Any]) -> list[Point]:
+    shapes = {w["id"]: w for w in problem.workloads}
+    points = []
+    for ranked in entries:
+        e = ranked.entry
+        for wid, (low, high) in e.intervals.items():
+            w = shapes.get(wid)
+            t_ms = (low + high) / 2
+            if w and w["bytes"] and w["flops"] and t_ms > 0:
+                points.append(
+                    Point(
+                        f"{e.user.username} {wid}",
+                        w["flops"] / w["bytes"],
+                        w["flops"] / (t_ms / 1e3),
+                    )
+                )
+    return points
+
+
+def roofline_svg(*, hardware: str, problem: Any, points: list[Point]) -> str:
+    dtype = problem.workloads[0]["dtype"] if problem.workloads else "float32"
+    found = roof(hardware, dtype, problem.compute_unit)
+    if found is None:
+        return ""
+    peak, bandwidth = found
+    ridge = peak / bandwidth
+    xs = [p.intensity for p in points] + [
+        w["flops"] / w["bytes"] for w in problem.workloads if w["bytes"]
+    ]
+    x_lo = max(min([*xs, ridge]) / 8, 1e-3)
+    x_hi = max([*xs, ridge]) * 8
+    y_hi = peak * 2
+    y_lo = min([p.flops_per_s for p in points] + [bandwidth * x_lo]) / 2
+
+    def sx(x: float) -> float:
+        return PAD + (math.log10(x) - math.log10(x_lo)) / (math.log10(x_hi) - math.log10(x_lo)) * (
+            W - 2 * PAD
+        )
+
+    def sy(y: float) -> float:
+        return (
+            H
+            - PAD
+            - (math.log10(y) - math.log10(y_lo))
+            / (math.log10(y_hi) - math.log10(y_lo))
+            * (H - 2 * PAD)
+        )
+
+    def at(x: float, y: float) -> str:
+        return f"{sx(x):.1f},{sy(y):.1f}"
+
+    roof_path = f"M{at(x_lo, bandwidth * x_lo)} L{at(ridge, peak)} L{at(x_hi, peak)}"
+    parts = [
+        f'<svg class="roofline" viewBox="0 0 {W} {H}" role="img" '
+        f'aria-label="roofline of {_esc(hardware)}">',
+        f'<rect x="{PAD}" y="{PAD}" width="{W - 2 * PAD}" height="{H - 2 * PAD}" class="frame"/>',
+        f'<path d="{roof_path}" class="roof"/>',
+    ]
+    for p in points:
+        tip = f"{p.flops_per_s / 1e12:.3g} TFLOP/s at {p.intensity:.3g} FLOP/B"
+        parts.append(
+            f'<circle cx="{sx(p.intensity):.1f}" cy="{sy(p.flops_per_s):.1f}" r="4" class="pt">'
+            f"<title>{_esc(p.label)}: {tip}</title></circle>"
+        )
+    parts += [
+        _text(W / 2, H - 12, "arithmetic intensity (FLOP/byte, log)", anchor="middle"),
+        _text(14, H / 2, "FLOP/s (log)", anchor="middle", rotate=True),
+        _text(sx(x_hi) - 4, sy(peak) - 6, f"peak {peak / 1e12:.3g} TFLOP/s", anchor="end"),
+        _text(sx(x_lo) + 4, sy(bandwidth * x_lo) - 8, f"{bandwidth / 1e12:.3g} TB/s"),
+        "</svg>",
+    ]
+    return "".join(parts)
+
+
+def _text(x: float, y: float, text: str, *, anchor: str = "start", rotate: bool = False) -> str:
+    turn = f' transform="rotate(-90 {x:.1f} {y:.1f})"' if rotate else ""
+    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{turn}>{_esc(text)}</text>'
+
+
+def _esc(text: str) -> str:
+    return html.escape(text, quote=True)

@@ -1,0 +1,62 @@
+"""Server-rendered pages (without a browser): board with roofline, submission, submit form."""
+
+from __future__ import annotations
+
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from lbkit import GPU, HW, SUITE, VECTOR_ADD, finish, make_node, submit
+
+from leaderboard.runs.models import Run
+from leaderboard.submissions.models import Submission
+
+
+def test_board_page_shows_entries_ties_and_roofline(clients, users, local_storage):
+    node = make_node("w", [GPU])
+    for client, score in ((clients["owner"], 0.8), (clients["other"], 0.79)):
+        body = submit(client, private=False, hardware=[GPU]).json()
+        finish(node, Run.objects.get(pk=body["runs"][0]["id"]), score=score, time_ms=2.0, ci=0.05)
+    page = Client().get(f"/boards/{SUITE}/vector_add/{GPU}/").content.decode()
+    assert "owner" in page and "other" in page
+    assert "=1" in page  # tied entries share rank 1
+    assert '<svg class="roofline"' in page and 'class="pt"' in page
+    assert Client().get(f"/boards/{SUITE}/nope/{GPU}/").status_code == 404
+
+
+def test_submission_page_and_cross_hardware(clients, users, local_storage):
+    node = make_node("w", [HW, GPU])
+    body = submit(clients["owner"], hardware=[HW, GPU]).json()
+    for run in Run.objects.filter(submission_id=body["id"]):
+        finish(node, run)
+    browser = Client()
+    browser.force_login(users["owner"])
+    page = browser.get(f"/submissions/{body['id']}/").content.decode()
+    assert 'id="compare"' in page and HW in page and GPU in page
+    assert "return a + b" in page  # the owner sees the source
+    other = Client()
+    other.force_login(users["other"])
+    assert other.get(f"/submissions/{body['id']}/").status_code == 404  # private
+
+
+def test_submit_form_upload_and_errors(users, local_storage):
+    browser = Client()
+    assert browser.get("/submit/").status_code == 302  # login first
+    browser.force_login(users["owner"])
+    assert browser.get("/submit/").status_code == 200
+    upload = SimpleUploadedFile("k.py", VECTOR_ADD.encode())
+    r = browser.post(
+        "/submit/",
+        {"problem": f"{SUITE}/vector_add", "hardware": [HW], "mode": "leaderboard", "file": upload},
+    )
+    assert r.status_code == 302
+    sub = Submission.objects.get()
+    assert r["Location"] == f"/submissions/{sub.pk}/" and sub.private is False
+    r = browser.post(
+        "/submit/", {"problem": f"{SUITE}/vector_add", "hardware": [HW], "mode": "test"}
+    )
+    assert r.status_code == 400 and "is empty" in r.content.decode()
+
+
+def test_nodes_and_home_pages(clients, local_storage):
+    make_node("visible-node", [HW])
+    assert "visible-node" in Client().get("/nodes/").content.decode()
+    assert Client().get("/").status_code == 200
