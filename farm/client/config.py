@@ -1,0 +1,95 @@
+"""Where the client finds its server URL and API token.
+
+Order: the environment (`FARM_URL`, `FARM_TOKEN`), then the config file, then the default URL
+(no token). The config file is JSON, `{"url": "...", "token": "..."}`, mode 0600, at
+`config_path()`: `$FARM_HOME/config.json` when FARM_HOME is set, else
+`$XDG_CONFIG_HOME/farm/config.json` (default `~/.config/farm/config.json`). `farm login` and the
+local one-command farm write it with `config_write()`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from farm.errors import FarmError
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+FILE_MODE = 0o600
+
+
+@dataclass(frozen=True)
+class Config:
+    """`url` has no trailing slash; `token` is None when none is configured. `source` says
+    where the values came from ("env", the file's path, or "default")."""
+
+    url: str
+    token: str | None
+    source: str
+
+
+def config_path() -> Path:
+    """The config file the client reads and `farm login` writes."""
+    home = os.environ.get("FARM_HOME")
+    if home:
+        return Path(home) / "config.json"
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "farm" / "config.json"
+
+
+def config_read(path: Path | None = None) -> dict[str, str]:
+    """The config file's values ({} when there is none). Raises FarmError when it is unreadable
+    or is readable by other users (a token must stay private)."""
+    path = path or config_path()
+    if not path.exists():
+        return {}
+    mode = path.stat().st_mode & 0o777
+    if mode & 0o077:
+        raise FarmError(
+            f"{path} is readable by other users (mode {mode:o}); it holds an API token",
+            hint=f"run `chmod 600 {path}` (or `farm login` again)",
+        )
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise FarmError(
+            f"{path}: not a readable JSON config ({exc})", hint="run `farm login`"
+        ) from None
+    if not isinstance(data, dict):
+        raise FarmError(f"{path}: must hold a JSON object", hint="run `farm login`")
+    return {k: str(v) for k, v in data.items() if isinstance(v, str)}
+
+
+def config_write(*, url: str, token: str, path: Path | None = None) -> Path:
+    """Write url + token to the config file with mode 0600 (created that way, never widened)."""
+    path = path or config_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    with os.fdopen(fd, "w") as f:
+        json.dump({"url": url.rstrip("/"), "token": token}, f, indent=1)
+        f.write("\n")
+    os.chmod(tmp, FILE_MODE)
+    os.replace(tmp, path)
+    return path
+
+
+def config_load(*, url: str | None = None, token: str | None = None) -> Config:
+    """Resolve the settings: explicit arguments, then env, then the config file, then defaults."""
+    file_values: dict[str, str] = {}
+    env_url, env_token = os.environ.get("FARM_URL"), os.environ.get("FARM_TOKEN")
+    if not ((url or env_url) and (token or env_token)):
+        file_values = config_read()
+    final_url = url or env_url or file_values.get("url") or DEFAULT_URL
+    final_token = token or env_token or file_values.get("token") or None
+    if url or token:
+        source = "arguments"
+    elif env_url or env_token:
+        source = "env"
+    elif file_values:
+        source = str(config_path())
+    else:
+        source = "default"
+    return Config(url=final_url.rstrip("/"), token=final_token, source=source)

@@ -1,0 +1,270 @@
+"""Typed views of what the server returns: submissions, runs and result documents.
+
+`Result` mirrors the result document (`farm.result/1`, see farm/result.py); every object keeps
+the raw JSON it was built from in `raw`, so nothing the server sends is lost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+FINISHED_STATES = frozenset({"done", "failed"})
+
+
+def _float(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a verdict was given: an UPPER_SNAKE `code` and a human `detail`."""
+
+    code: str
+    detail: str
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Reason:
+        return cls(code=str(data.get("code", "")), detail=str(data.get("detail", "")))
+
+
+@dataclass(frozen=True)
+class WorkloadResult:
+    """One workload of a result. Times in ms; `baseline_ms` and `speedup` keyed by baseline
+    ("eager", "compile"); `secret` is true for the secret-seed copy (leaderboard mode)."""
+
+    id: str
+    status: str
+    time_ms: float | None
+    sol_ms: float | None
+    sol_score: float | None
+    baseline_ms: dict[str, float | None]
+    speedup: dict[str, float | None]
+    secret: bool
+    errors: list[Any]
+    raw: dict[str, Any] = field(repr=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> WorkloadResult:
+        return cls(
+            id=str(data.get("id", "")),
+            status=str(data.get("status", "")),
+            time_ms=_float(data.get("time_ms")),
+            sol_ms=_float(data.get("sol_ms")),
+            sol_score=_float(data.get("sol_score")),
+            baseline_ms={k: _float(v) for k, v in (data.get("baseline_ms") or {}).items()},
+            speedup={k: _float(v) for k, v in (data.get("speedup") or {}).items()},
+            secret=bool(data.get("secret", False)),
+            errors=list(data.get("errors") or []),
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class Result:
+    """A result document (`farm.result/1`): the keys scripts rely on, plus `raw`."""
+
+    schema: str
+    suite: str
+    suite_hash: str | None
+    problem: str
+    hardware: str
+    mode: str
+    verdict: str
+    reasons: list[Reason]
+    sol_score: float | None
+    score: dict[str, Any]
+    workloads: list[WorkloadResult]
+    environment: dict[str, Any]
+    guard: dict[str, Any]
+    raw: dict[str, Any] = field(repr=False)
+
+    @classmethod
+    def from_document(cls, doc: dict[str, Any]) -> Result:
+        suite = doc.get("suite") or {}
+        score = doc.get("score") or {}
+        return cls(
+            schema=str(doc.get("schema", "")),
+            suite=str(suite.get("name", "")),
+            suite_hash=suite.get("hash"),
+            problem=str(doc.get("problem", "")),
+            hardware=str(doc.get("hardware", "")),
+            mode=str(doc.get("mode", "")),
+            verdict=str(doc.get("verdict", "")),
+            reasons=[Reason.from_json(r) for r in doc.get("reasons") or []],
+            sol_score=_float(score.get("sol_score")),
+            score=dict(score),
+            workloads=[WorkloadResult.from_json(w) for w in doc.get("workloads") or []],
+            environment=dict(doc.get("environment") or {}),
+            guard=dict(doc.get("guard") or {}),
+            raw=doc,
+        )
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "PASSED"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One (submission, hardware) evaluation. `verdict` and `sol_score` are the server's
+    (after its plausibility checks); `result` is the stored document once the run is done."""
+
+    id: int
+    submission: int | None
+    problem: str | None
+    hardware: str
+    mode: str
+    state: str
+    attempt: int
+    verdict: str | None
+    sol_score: float | None
+    failure_code: str | None
+    failure_detail: str | None
+    result: Result | None
+    server_reasons: list[Reason]
+    raw: dict[str, Any] = field(repr=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], *, submission: int | None = None) -> Run:
+        res = data.get("result") or None
+        document = res.get("document") if isinstance(res, dict) else None
+        return cls(
+            id=int(data["id"]),
+            submission=data.get("submission", submission),
+            problem=data.get("problem"),
+            hardware=str(data.get("hardware", "")),
+            mode=str(data.get("mode", "")),
+            state=str(data.get("state", "")),
+            attempt=int(data.get("attempt") or 0),
+            verdict=data.get("verdict"),
+            sol_score=_float(data.get("sol_score")),
+            failure_code=data.get("failure_code") or None,
+            failure_detail=data.get("failure_detail") or None,
+            result=Result.from_document(document) if isinstance(document, dict) else None,
+            server_reasons=[Reason.from_json(r) for r in (res or {}).get("server_reasons") or []],
+            raw=data,
+        )
+
+    @property
+    def finished(self) -> bool:
+        """True once the run is done or failed for good (it will not change again)."""
+        return self.state in FINISHED_STATES
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A submitted source and its runs (one per hardware class)."""
+
+    id: int
+    problem: str
+    suite: str
+    mode: str
+    state: str
+    runs: list[Run]
+    raw: dict[str, Any] = field(repr=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Submission:
+        sid = int(data["id"])
+        runs = [
+            Run.from_json({"problem": data.get("problem"), **r}, submission=sid)
+            for r in data.get("runs") or []
+        ]
+        return cls(
+            id=sid,
+            problem=str(data.get("problem", "")),
+            suite=str(data.get("suite", "")),
+            mode=str(data.get("mode", "")),
+            state=str(data.get("state", "")),
+            runs=runs,
+            raw=data,
+        )
+
+    @property
+    def run_ids(self) -> list[int]:
+        return [r.id for r in self.runs]
+
+
+@dataclass(frozen=True)
+class BoardEntry:
+    """A ranked board entry (times in ms)."""
+
+    rank: int
+    tied: bool
+    user: str
+    submission: int
+    run: int
+    sol_score: float | None
+    time_ms: float | None
+    sol_ms: float | None
+    fraction_of_sol: float | None
+    speedup_eager: float | None
+    raw: dict[str, Any] = field(repr=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> BoardEntry:
+        return cls(
+            rank=int(data.get("rank", 0)),
+            tied=bool(data.get("tied", False)),
+            user=str(data.get("user", "")),
+            submission=int(data.get("submission", 0)),
+            run=int(data.get("run", 0)),
+            sol_score=_float(data.get("sol_score")),
+            time_ms=_float(data.get("time_ms")),
+            sol_ms=_float(data.get("sol_ms")),
+            fraction_of_sol=_float(data.get("fraction_of_sol")),
+            speedup_eager=_float(data.get("speedup_eager")),
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class Board:
+    suite: str
+    suite_hash: str | None
+    problem: str
+    hardware: str
+    entries: list[BoardEntry]
+    raw: dict[str, Any] = field(repr=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Board:
+        return cls(
+            suite=str(data.get("suite", "")),
+            suite_hash=data.get("suite_hash"),
+            problem=str(data.get("problem", "")),
+            hardware=str(data.get("hardware", "")),
+            entries=[BoardEntry.from_json(e) for e in data.get("entries") or []],
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class SubmitRequest:
+    """One submission of a batch: the file's text, unchanged, and where to run it."""
+
+    source: str
+    problem: str
+    hardware: list[str]
+    mode: str = "benchmark"
+    suite: str | None = None
+    filename: str | None = None
+    label: str = ""
+    private: bool = True
+    language: str | None = None
+
+    def body(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "source": self.source,
+            "problem": self.problem,
+            "hardware": list(self.hardware),
+            "mode": self.mode,
+            "label": self.label,
+            "private": self.private,
+        }
+        for key in ("suite", "filename", "language"):
+            value = getattr(self, key)
+            if value:
+                body[key] = value
+        return body
