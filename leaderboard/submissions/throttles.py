@@ -26,7 +26,7 @@ def requested_runs(data: Any) -> Counter[str]:
             continue
         hw = item.getlist("hardware") if hasattr(item, "getlist") else item.get("hardware")
         names = [hw] if isinstance(hw, str) else hw if isinstance(hw, list) else []
-        wanted.update(n for n in dict.fromkeys(names) if isinstance(n, str))
+        wanted.update(dict.fromkeys(n for n in names if isinstance(n, str)).keys())
     return wanted
 
 

@@ -37,6 +37,7 @@ def user_client(user) -> APIClient:
     _, key = api_token_create(user=user)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    client.token = key  # type: ignore[attr-defined]
     return client
 
 
