@@ -1,0 +1,93 @@
+"""A real browser (headless Chromium driven by selenium) against a live server: a board, a
+submission page, and a submission uploaded through the form that then appears."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from lbkit import GPU, HW, SUITE, VECTOR_ADD, finish, make_node, submit, user_client
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+
+
+@pytest.fixture
+def browser():
+    if not (CHROMIUM and CHROMEDRIVER):
+        pytest.skip(
+            "needs chromium and chromium-driver (apt-get install -y chromium chromium-driver)"
+        )
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-extensions",
+        "--window-size=1280,1000",
+    ):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.implicitly_wait(5)
+    yield driver
+    driver.quit()
+
+
+def test_board_submission_and_upload(browser, live_server, local_storage, tmp_path):
+    from django.contrib.auth.models import User
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from leaderboard.runs.models import Run
+    from leaderboard.submissions.models import Submission
+
+    alice = User.objects.create_user("alice", password="alice-pw")
+    node = make_node("browser-node", [GPU])
+    body = submit(user_client(alice), private=False, hardware=[GPU])
+    run = Run.objects.get(pk=body.json()["runs"][0]["id"])
+    assert finish(node, run, score=0.75, time_ms=2.5).status_code == 200
+
+    browser.get(f"{live_server.url}/boards/{SUITE}/vector_add/{GPU}/")
+    table = browser.find_element(By.ID, "board")
+    assert "alice" in table.text and "0.7500" in table.text
+    assert browser.find_elements(By.CSS_SELECTOR, "svg.roofline circle.pt")
+
+    browser.get(f"{live_server.url}/accounts/login/?next=/submit/")
+    browser.find_element(By.NAME, "username").send_keys("alice")
+    browser.find_element(By.NAME, "password").send_keys("alice-pw")
+    browser.find_element(By.ID, "login").click()
+    WebDriverWait(browser, 10).until(ec.presence_of_element_located((By.ID, "submit-form")))
+
+    browser.get(f"{live_server.url}/submissions/{body.json()['id']}/")
+    assert "return a + b" in browser.find_element(By.ID, "source").text
+    assert GPU in browser.find_element(By.ID, "runs").text
+
+    kernel = Path(tmp_path / "my_kernel.py")
+    kernel.write_text(VECTOR_ADD.replace("a + b", "b + a"))
+    browser.get(f"{live_server.url}/submit/")
+    browser.find_element(By.CSS_SELECTOR, f"input[name=hardware][value='{HW}']").click()
+    browser.find_element(By.NAME, "file").send_keys(str(kernel))
+    browser.find_element(By.ID, "submit").click()
+    WebDriverWait(browser, 10).until(ec.url_contains("/submissions/"))
+    created = Submission.objects.exclude(pk=body.json()["id"]).get()
+    assert browser.current_url.endswith(f"/submissions/{created.pk}/")
+    assert created.filename == "my_kernel.py" and created.user == alice
+    assert "queued" in browser.find_element(By.ID, "state").text
+    assert "b + a" in browser.find_element(By.ID, "source").text
+
+    # live status: the page follows the run to its end without a manual reload
+    new_run = created.runs.get()
+    other = make_node("browser-node-2", [HW])
+    finish(other, new_run, score=0.5)
+    WebDriverWait(browser, 15).until(lambda d: d.find_element(By.ID, "state").text == "done")
+    browser.get(f"{live_server.url}/")
+    assert "vector_add" in browser.page_source
