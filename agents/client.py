@@ -1,0 +1,194 @@
+"""The server's node-facing REST API (/api/agent/...), as the agent uses it.
+
+Every call has a timeout; connection errors, timeouts, 429 and 5xx are retried with exponential
+backoff and then raised as RetryableError; other 4xx answers are PermanentError at once (409 and
+403 on a run are ClaimLost: another node holds it, or it was taken back from this one).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from typing import Any
+
+import requests
+
+from agents import __version__
+from agents.errors import ClaimLost, PermanentError, RetryableError
+
+log = logging.getLogger(__name__)
+RETRY_STATUS = {429, 500, 502, 503, 504}
+MAX_BACKOFF_S = 10.0
+
+
+class ServerClient:
+    """One node's session with the server. `token` is the node token (fn_...)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str = "",
+        *,
+        timeout_s: float = 30.0,
+        attempts: int = 5,
+        backoff_s: float = 0.5,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self.timeout_s = timeout_s
+        self.attempts = attempts
+        self.backoff_s = backoff_s
+        self.session = requests.Session()
+        self.session.headers["User-Agent"] = f"farm-agent/{__version__}"
+
+    # --- node ----------------------------------------------------------------------------
+
+    def enroll(self, *, secret: str, name: str, hardware: list[str]) -> str:
+        """Create this node with the operator's enrolment secret; returns the node token."""
+        body = self.call(
+            "POST",
+            "/api/agent/enroll/",
+            json={"name": name, "hardware": hardware},
+            headers={"X-Farm-Enroll": secret},
+            auth=False,
+        )
+        return str(body["token"])
+
+    def register(self, *, hardware: list[str], devices: list[dict], hostname: str) -> dict:
+        body = {
+            "hardware": hardware,
+            "devices": devices,
+            "agent_version": __version__,
+            "hostname": hostname,
+        }
+        return self.call("POST", "/api/agent/register/", json=body)
+
+    def heartbeat(self, *, current_runs: list[int], devices: list[dict] | None) -> dict:
+        body: dict[str, Any] = {"current_runs": current_runs}
+        if devices is not None:
+            body["devices"] = devices
+        return self.call("POST", "/api/agent/heartbeat/", json=body)
+
+    # --- runs ----------------------------------------------------------------------------
+
+    def claim(self, run_id: int) -> dict:
+        """The job of a queued run, now held by this node; ClaimLost when another node won."""
+        return self.call("POST", f"/api/agent/runs/{run_id}/claim/", run=run_id)
+
+    def start(self, run_id: int, attempt: int) -> dict:
+        return self.call(
+            "POST", f"/api/agent/runs/{run_id}/start/", json={"attempt": attempt}, run=run_id
+        )
+
+    def result(self, run_id: int, attempt: int, document: dict, artifacts: list[str]) -> dict:
+        """Post the result; the server stores it once (a repeated post answers duplicate)."""
+        body = {"attempt": attempt, "result": document, "artifacts": artifacts}
+        return self.call(
+            "POST",
+            f"/api/agent/runs/{run_id}/result/",
+            json=body,
+            run=run_id,
+            headers={"Idempotency-Key": f"run-{run_id}-attempt-{attempt}"},
+        )
+
+    def failure(
+        self, run_id: int, attempt: int, *, code: str, detail: str, retryable: bool
+    ) -> dict:
+        """Report that the run could not be evaluated; `retryable` asks the server to requeue
+        it (this is also how a cancelled run is released)."""
+        body = {
+            "attempt": attempt,
+            "failure": {"code": code, "detail": detail[-10000:], "retryable": retryable},
+        }
+        return self.call("POST", f"/api/agent/runs/{run_id}/result/", json=body, run=run_id)
+
+    def artifact_url(self, run_id: int, attempt: int, name: str, content_type: str) -> dict:
+        body = {"attempt": attempt, "name": name, "content_type": content_type}
+        return self.call("POST", f"/api/agent/runs/{run_id}/artifacts/", json=body, run=run_id)
+
+    def put_artifact(self, target: dict, data: bytes) -> None:
+        """PUT bytes to the presigned (or server-signed) URL `target` from artifact_url."""
+        self._send(
+            target.get("method", "PUT"),
+            target["url"],
+            data=data,
+            headers=target.get("headers") or {},
+            auth=False,
+        )
+
+    def download(self, url: str) -> bytes:
+        """GET a URL (absolute, or a path on the server) with the node token."""
+        full = url if url.startswith(("http://", "https://")) else self.base_url + url
+        return self._send("GET", full, auth=True).content
+
+    # --- plumbing ------------------------------------------------------------------------
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        headers: dict | None = None,
+        auth: bool = True,
+        run: int | None = None,
+    ) -> Any:
+        response = self._send(
+            method, self.base_url + path, json=json, headers=headers, auth=auth, run=run
+        )
+        return response.json() if response.content else {}
+
+    def _send(
+        self,
+        method: str,
+        url: str,
+        *,
+        auth: bool,
+        run: int | None = None,
+        headers: dict | None = None,
+        **kwargs: Any,
+    ) -> requests.Response:
+        all_headers = dict(headers or {})
+        if auth and self.token:
+            all_headers["Authorization"] = f"Bearer {self.token}"
+        last = ""
+        for attempt in range(1, self.attempts + 1):
+            try:
+                response = self.session.request(
+                    method, url, headers=all_headers, timeout=self.timeout_s, **kwargs
+                )
+            except requests.RequestException as exc:
+                last = f"{type(exc).__name__}: {exc}"
+            else:
+                if response.status_code < 400:
+                    return response
+                if response.status_code not in RETRY_STATUS:
+                    raise _refused(method, url, response, run)
+                last = f"HTTP {response.status_code}: {_detail(response)}"
+            if attempt < self.attempts:
+                time.sleep(self._delay(attempt))
+        raise RetryableError(f"{method} {url}: gave up after {self.attempts} attempts ({last})")
+
+    def _delay(self, attempt: int) -> float:
+        """Exponential backoff with jitter, capped."""
+        base = min(MAX_BACKOFF_S, self.backoff_s * 2 ** (attempt - 1))
+        return base * (0.5 + random.random() / 2)
+
+
+def _detail(response: requests.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:300]
+    if isinstance(body, dict) and "detail" in body:
+        return str(body["detail"])
+    return str(body)[:300]
+
+
+def _refused(method: str, url: str, response: requests.Response, run: int | None) -> Exception:
+    status = response.status_code
+    message = f"{method} {url}: HTTP {status}: {_detail(response)}"
+    if run is not None and status in (403, 404, 409):
+        return ClaimLost(message, status=status)
+    return PermanentError(message, status=status)

@@ -1,0 +1,149 @@
+"""The agent's configuration, read from the environment in one place.
+
+Every variable is documented in docs/agents.md. A value that cannot be used stops the agent at
+start-up with a ConfigError naming the variable. Unset means the embedded default, which matches
+the server's (leaderboard/settings.py): the local SQLAlchemy broker under var/ and the server on
+127.0.0.1:8000, so a local farm works with no broker server.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agents.errors import ConfigError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+# Soft, then hard time limits (s) of one evaluation by mode, when the job does not name them
+# (the server's FARM_TIME_LIMITS_S defaults).
+DEFAULT_TIME_LIMITS_S = {
+    "test": (300, 360),
+    "benchmark": (900, 1020),
+    "leaderboard": (1200, 1380),
+    "profile": (1800, 2100),
+}
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default).strip() or default
+
+
+def env_int(name: str, default: int, *, minimum: int = 0) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r}: must be an integer") from None
+    if value < minimum:
+        raise ConfigError(f"{name}={raw!r}: must be >= {minimum}")
+    return value
+
+
+def env_float(name: str, default: float, *, minimum: float = 0.0) -> float:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r}: must be a number") from None
+    if value < minimum:
+        raise ConfigError(f"{name}={raw!r}: must be >= {minimum}")
+    return value
+
+
+def env_secret(name: str) -> str:
+    """NAME, else the contents of the file named by NAME_FILE, else ''."""
+    value = os.environ.get(name, "").strip()
+    if value:
+        return value
+    path = os.environ.get(f"{name}_FILE", "").strip()
+    if not path:
+        return ""
+    try:
+        return Path(path).read_text().strip()
+    except OSError as exc:
+        raise ConfigError(f"{name}_FILE={path!r}: cannot read it ({exc.strerror})") from None
+
+
+def default_broker_url() -> str:
+    """The server's embedded default broker (leaderboard/settings.py): SQLite under var/."""
+    var_dir = Path(env_str("FARM_VAR_DIR", str(REPO_ROOT / "var"))).resolve()
+    return f"sqla+sqlite:///{var_dir / 'broker.sqlite3'}"
+
+
+def default_home() -> Path:
+    return Path(env_str("FARM_HOME", str(Path.home() / ".farm"))).expanduser().resolve()
+
+
+@dataclass
+class AgentConfig:
+    """What one agent process needs. Times in seconds."""
+
+    server_url: str = "http://127.0.0.1:8000"
+    node_token: str = ""
+    enroll_token: str = ""
+    node_name: str = field(default_factory=socket.gethostname)
+    home: Path = field(default_factory=default_home)
+    broker_url: str = field(default_factory=default_broker_url)
+    sandbox: str = "auto"
+    npu_sim_slots: int = 1
+    device_filter: str = ""  # comma-separated classes or devices to serve; "" = all found
+    metrics_port: int = 9109  # 0 = no metrics endpoint
+    http_timeout_s: float = 30.0
+    http_attempts: int = 5
+    http_backoff_s: float = 0.5
+    heartbeat_s: float | None = None  # None: what the server asks for
+    workloads: list[str] | None = None  # evaluate only these workload ids (development)
+
+    @property
+    def token_file(self) -> Path:
+        return self.home / "node-token"
+
+    @property
+    def state_dir(self) -> Path:
+        return self.home / "state"
+
+    @property
+    def suite_dir(self) -> Path:
+        return self.home / "suites"
+
+
+def load_config() -> AgentConfig:
+    """The configuration from the environment (raises ConfigError naming a bad variable)."""
+    workloads = [w for w in env_str("FARM_AGENT_WORKLOADS").split(",") if w.strip()]
+    heartbeat = env_float("FARM_AGENT_HEARTBEAT_S", 0.0)
+    cfg = AgentConfig(
+        server_url=env_str("FARM_URL", "http://127.0.0.1:8000").rstrip("/"),
+        node_token=env_secret("FARM_NODE_TOKEN"),
+        enroll_token=env_secret("FARM_NODE_ENROLL_TOKEN"),
+        node_name=env_str("FARM_NODE_NAME", socket.gethostname()),
+        home=default_home(),
+        broker_url=env_str("CELERY_BROKER_URL", default_broker_url()),
+        sandbox=env_str("FARM_SANDBOX", "auto"),
+        npu_sim_slots=env_int("FARM_NPU_SIM_SLOTS", 1),
+        device_filter=env_str("FARM_AGENT_DEVICES"),
+        metrics_port=env_int("FARM_AGENT_METRICS_PORT", 9109),
+        http_timeout_s=env_float("FARM_AGENT_HTTP_TIMEOUT_S", 30.0, minimum=0.1),
+        http_attempts=env_int("FARM_AGENT_HTTP_ATTEMPTS", 5, minimum=1),
+        http_backoff_s=env_float("FARM_AGENT_HTTP_BACKOFF_S", 0.5),
+        heartbeat_s=heartbeat or None,
+        workloads=[w.strip() for w in workloads] or None,
+    )
+    if not cfg.server_url.startswith(("http://", "https://")):
+        raise ConfigError(f"FARM_URL={cfg.server_url!r}: must start with http:// or https://")
+    return cfg
+
+
+def time_limits(mode: str, given: dict | None) -> tuple[float, float]:
+    """(soft, hard) seconds for one evaluation: the job's, else the defaults for its mode."""
+    defaults = DEFAULT_TIME_LIMITS_S.get(mode, DEFAULT_TIME_LIMITS_S["benchmark"])
+    soft, hard = float(defaults[0]), float(defaults[1])
+    if given:
+        soft = float(given.get("soft_s") or soft)
+        hard = float(given.get("hard_s") or hard)
+    return soft, max(hard, soft)

@@ -1,0 +1,187 @@
+"""The agent's main process: find devices, get a node token, register, start one worker process
+per slot, then heartbeat and watch the slots until told to stop.
+
+Signals: the first SIGTERM (or SIGINT) drains: slots finish their current jobs and exit, the
+heartbeat goes on meanwhile, then the agent leaves. A second one cancels: slots are stopped now
+and their runs released to the server (a retryable failure, which requeues them).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import platform
+import signal
+import threading
+from typing import Any
+
+from agents import state
+from agents.client import ServerClient
+from agents.config import AgentConfig
+from agents.devices import Slot, plan_slots
+from agents.errors import AgentError, ClaimLost, ConfigError
+from agents.heartbeat import Heartbeat
+from agents.slots import SlotSet
+
+log = logging.getLogger(__name__)
+CANCEL_WAIT_S = 20.0
+
+
+class Agent:
+    def __init__(self, cfg: AgentConfig, slots: list[Slot] | None = None) -> None:
+        self.cfg = cfg
+        self.client = ServerClient(
+            cfg.server_url,
+            cfg.node_token,
+            timeout_s=cfg.http_timeout_s,
+            attempts=cfg.http_attempts,
+            backoff_s=cfg.http_backoff_s,
+        )
+        self.slots = slots if slots is not None else self._plan()
+        self.state_dir = cfg.state_dir / _safe(cfg.node_name)
+        self.stop_requests = 0
+        self.wake = threading.Event()
+        self.interval_s = cfg.heartbeat_s or 10.0
+
+    def _plan(self) -> list[Slot]:
+        from farm.hardware.detect import discover
+
+        slots = plan_slots(
+            discover(), npu_sim_slots=self.cfg.npu_sim_slots, only=self.cfg.device_filter
+        )
+        if not slots:
+            raise ConfigError(
+                "no device here maps to a hardware class the agent can serve "
+                f"(FARM_AGENT_DEVICES={self.cfg.device_filter!r}); see `farm hardware`"
+            )
+        return slots
+
+    @property
+    def hardware(self) -> list[str]:
+        return sorted({s.hardware for s in self.slots})
+
+    # --- start-up ------------------------------------------------------------------------
+
+    def ensure_token(self) -> None:
+        """FARM_NODE_TOKEN(_FILE), else the token saved in FARM_HOME, else enrol with the
+        operator's secret (FARM_NODE_ENROLL_TOKEN) and save the token (mode 0600)."""
+        if self.client.token:
+            return
+        saved = self.cfg.token_file
+        if saved.is_file():
+            self.client.token = saved.read_text().strip()
+            return
+        if not self.cfg.enroll_token:
+            raise ConfigError(
+                "no node token: set FARM_NODE_TOKEN (or FARM_NODE_TOKEN_FILE), or "
+                "FARM_NODE_ENROLL_TOKEN to enrol this node with the operator's secret"
+            )
+        token = self.client.enroll(
+            secret=self.cfg.enroll_token, name=self.cfg.node_name, hardware=self.hardware
+        )
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        saved.touch(mode=0o600)
+        saved.write_text(token + "\n")
+        self.client.token = token
+        log.info("enrolled as node %s; token saved in %s", self.cfg.node_name, saved)
+
+    def register(self) -> dict[str, Any]:
+        answer = self.client.register(
+            hardware=self.hardware,
+            devices=[s.describe() for s in self.slots],
+            hostname=platform.node(),
+        )
+        if not self.cfg.heartbeat_s:
+            self.interval_s = float(answer.get("heartbeat_interval_s") or self.interval_s)
+        log.info(
+            "registered: queues %s, heartbeat every %.0f s", answer.get("queues"), self.interval_s
+        )
+        return dict(answer)
+
+    # --- running -------------------------------------------------------------------------
+
+    def run(self) -> int:
+        self.ensure_token()
+        self.register()
+        state.clear_all(self.state_dir)
+        self._metrics()
+        slot_env = {"FARM_NODE_TOKEN": self.client.token, "FARM_NODE_NAME": self.cfg.node_name}
+        self.slot_set = SlotSet(self.slots, slot_env)
+        self.heartbeat = Heartbeat(self.client, self.slots, self.state_dir)
+        self._signals()
+        self.slot_set.start()
+        return self._loop()
+
+    def _loop(self) -> int:
+        draining = False
+        while True:
+            self.heartbeat.process_one()
+            if self.stop_requests >= 2:
+                return self._cancel()
+            if (self.stop_requests == 1 or self.heartbeat.drain_requested) and not draining:
+                log.info("draining: slots finish their current jobs, then the agent leaves")
+                self.slot_set.drain()
+                draining = True
+            if draining and not self.slot_set.any_alive():
+                log.info("drained; bye")
+                return 0
+            if not draining:
+                self.slot_set.process_one()
+            self.wake.wait(self.interval_s if not draining else min(self.interval_s, 1.0))
+            self.wake.clear()
+
+    def _cancel(self) -> int:
+        log.warning("cancelling: stopping slots now and releasing their runs")
+        self.slot_set.cancel()
+        if not self.slot_set.wait(CANCEL_WAIT_S):
+            self.slot_set.kill()
+            self.slot_set.wait(5.0)
+        released = self.release_current()
+        log.warning("released runs %s", released)
+        return 1
+
+    def release_current(self) -> list[int]:
+        """Give back every run a slot was holding (the server requeues them)."""
+        released = []
+        for current in state.current_runs(self.state_dir):
+            try:
+                self.client.failure(
+                    current.run,
+                    current.attempt,
+                    code="AGENT_CANCELLED",
+                    detail="the node's agent was stopped during the run; run it elsewhere",
+                    retryable=True,
+                )
+                released.append(current.run)
+            except ClaimLost:
+                pass
+            except AgentError as exc:
+                log.error("run %s not released (%s); the server's reaper will", current.run, exc)
+        state.clear_all(self.state_dir)
+        return released
+
+    def _signals(self) -> None:
+        def on_stop(signum: int, _frame: Any) -> None:
+            self.stop_requests += 1
+            self.wake.set()
+
+        signal.signal(signal.SIGTERM, on_stop)
+        signal.signal(signal.SIGINT, on_stop)
+
+    def _metrics(self) -> None:
+        directory = self.cfg.home / "metrics" / str(os.getpid())
+        directory.mkdir(parents=True, exist_ok=True)
+        for stale in directory.glob("*.db"):
+            stale.unlink()
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory)
+        if self.cfg.metrics_port:
+            from agents import metrics
+
+            try:
+                metrics.serve(self.cfg.metrics_port)
+            except OSError as exc:
+                log.warning("metrics not served on port %d: %s", self.cfg.metrics_port, exc)
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "node"

@@ -1,0 +1,115 @@
+"""This machine's devices, the hardware class of each, and the worker slots that serve them.
+
+A slot is one worker process taking jobs from one queue (`hw.<class>`) for one device. GPUs get
+one slot each; the simulated NPU gets FARM_NPU_SIM_SLOTS slots (CPU work, default 1). The plain
+CPU device has no hardware class and is never served.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from farm.hardware import detect
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One worker slot. `index` is the vendor tool's device index (NVML: PCI bus order)."""
+
+    number: int
+    hardware: str
+    device: str  # cuda | rocm | npu-sim
+    index: int
+    name: str
+    uuid: str | None = None
+
+    @property
+    def queue(self) -> str:
+        return f"hw.{self.hardware}"
+
+    def env(self) -> dict[str, str]:
+        """Environment of the slot's worker process: its device, pinned.
+
+        The harness gives the sandboxed worker exactly one device (CUDA_VISIBLE_DEVICES /
+        HIP_VISIBLE_DEVICES from `device_index`); the slot process itself sees the devices in
+        PCI bus order so that its indices are NVML's.
+        """
+        env = {"FARM_AGENT_SLOT": str(self.number), "FARM_AGENT_DEVICE_INDEX": str(self.index)}
+        if self.device == "cuda":
+            env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
+        return env
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "slot": self.number,
+            "hardware": self.hardware,
+            "device": self.device,
+            "index": self.index,
+            "name": self.name,
+            "uuid": self.uuid,
+        }
+
+
+def amd_visibility(index: int) -> dict[str, str]:
+    """ROCm's two visibility variables for one GPU (HIP sees what ROCr exposes)."""
+    return {"HIP_VISIBLE_DEVICES": str(index), "ROCR_VISIBLE_DEVICES": str(index)}
+
+
+def plan_slots(
+    devices: list[detect.DeviceInfo], *, npu_sim_slots: int = 1, only: str = ""
+) -> list[Slot]:
+    """The slots for `devices`: one per GPU with a hardware class, `npu_sim_slots` for the
+    simulated NPU. `only` (comma-separated classes or device kinds) narrows the set."""
+    wanted = {w.strip() for w in only.split(",") if w.strip()}
+    slots: list[Slot] = []
+    for d in devices:
+        if d.hardware_class is None:
+            if d.vendor in ("nvidia", "amd"):
+                log.warning("not serving %s #%d: %s", d.name, d.index, d.class_error)
+            continue
+        if wanted and not wanted & {d.hardware_class, d.device}:
+            continue
+        count = npu_sim_slots if d.device == "npu-sim" else 1
+        for _ in range(count):
+            slots.append(Slot(len(slots), d.hardware_class, d.device, d.index, d.name, d.uuid))
+    return slots
+
+
+def health(slot: Slot) -> dict[str, Any]:
+    """The device's readings for a heartbeat: clocks (MHz), temperature (C), power (W),
+    utilisation (%) where the vendor tool gives them."""
+    vendor = {"cuda": "nvidia", "rocm": "amd"}.get(slot.device, "none")
+    reading = detect.read_environment(slot.index, vendor=vendor)
+    keep = (
+        "sm_clock_mhz",
+        "memory_clock_mhz",
+        "temperature_c",
+        "power_w",
+        "power_limit_w",
+        "throttle_reasons",
+        "driver_version",
+    )
+    out = {**slot.describe(), **{k: reading.get(k) for k in keep if k in reading}}
+    out["utilization_pct"] = utilisation(slot)
+    return out
+
+
+def utilisation(slot: Slot) -> float | None:
+    """GPU utilisation in percent through NVML; None elsewhere or when NVML is missing."""
+    if slot.device != "cuda":
+        return None
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            handle = pynvml.nvmlDeviceGetHandleByIndex(slot.index)
+            return float(pynvml.nvmlDeviceGetUtilizationRates(handle).gpu)
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:
+        return None

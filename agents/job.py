@@ -1,0 +1,319 @@
+"""One job, start to end, as a sequence of steps:
+
+    claim -> start -> suite + source -> evaluate -> (profile) -> upload artifacts -> post result
+
+Outcomes (`JobRunner.run` returns one): `done` (result recorded), `claim_lost` (another node
+holds or finished the run, or this node was presumed dead: the job is dropped), `duplicate`
+(this node is already running that run on another slot), `failed` (reported as a failure the
+server will not retry), `released` (reported as a retryable failure: the server requeues it).
+RetryableError before the claim escapes: the caller puts the message back in the queue.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC
+from pathlib import Path
+from typing import Any
+
+from agents import phases, profiling
+from agents.client import ServerClient
+from agents.config import AgentConfig, time_limits
+from agents.devices import Slot
+from agents.errors import ClaimLost, PermanentError, RetryableError, SuiteMismatch
+from agents.state import RunLock, SlotState
+from agents.suites import SuiteCache
+
+log = logging.getLogger(__name__)
+RESULT_PATIENCE_S = 600.0  # how long a finished result is retried while the server is away
+Evaluate = Callable[..., dict[str, Any]]
+
+
+class Cancelled(Exception):
+    """The agent is cancelling the current job (second SIGTERM, or a soft time limit)."""
+
+    def __init__(self, code: str, detail: str, *, retryable: bool) -> None:
+        super().__init__(detail)
+        self.code, self.detail, self.retryable = code, detail, retryable
+
+
+@dataclass
+class Timings:
+    """Seconds spent in each step of one job."""
+
+    queue_wait: float | None = None
+    claim: float = 0.0
+    prepare: float = 0.0
+    evaluate: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)
+    profile: float = 0.0
+    upload: float = 0.0
+    report: float = 0.0
+    total: float = 0.0
+
+
+@dataclass
+class Outcome:
+    status: str
+    run: int
+    attempt: int | None = None
+    verdict: str | None = None
+    mode: str = ""
+    timings: Timings = field(default_factory=Timings)
+    detail: str = ""
+
+
+def default_evaluate(source_path: str | Path, **options: Any) -> dict[str, Any]:
+    from farm.harness.supervisor import evaluate
+
+    return evaluate(source_path, **options)
+
+
+class JobRunner:
+    """Runs jobs for one slot. `evaluate` is farm.harness.supervisor.evaluate (tests may pass
+    a stand-in that does no real work)."""
+
+    def __init__(
+        self,
+        cfg: AgentConfig,
+        client: ServerClient,
+        slot: Slot,
+        *,
+        evaluate: Evaluate = default_evaluate,
+        suites: SuiteCache | None = None,
+    ) -> None:
+        self.cfg, self.client, self.slot, self.evaluate = cfg, client, slot, evaluate
+        self.suites = suites or SuiteCache(cfg.home / "suite-cache", client)
+        node_dir = cfg.state_dir / _safe(cfg.node_name)
+        self.state = SlotState(node_dir, slot.number)
+        self.lock_dir = node_dir / "locks"
+        self.timeout_errors: tuple[type[BaseException], ...] = ()  # the soft time limit's
+
+    def run(self, run_id: int) -> Outcome:
+        lock = RunLock(self.lock_dir, run_id)
+        if not lock.acquire():
+            return Outcome("duplicate", run_id, detail="another slot of this node runs it")
+        try:
+            return self._run(run_id)
+        finally:
+            self.state.clear()
+            lock.release()
+
+    def _run(self, run_id: int) -> Outcome:
+        started = time.monotonic()
+        out = Outcome("claim_lost", run_id)
+        try:
+            job = self.client.claim(run_id)  # RetryableError escapes: requeue the message
+        except ClaimLost as exc:
+            out.detail = str(exc)
+            return out
+        out.attempt, out.mode = job["attempt"], job["mode"]
+        out.timings.claim = time.monotonic() - started
+        out.timings.queue_wait = _queue_wait(job)
+        self.state.set(run_id, job["attempt"])
+        try:
+            self._evaluate_and_report(job, out)
+        except ClaimLost as exc:
+            out.status, out.detail = "claim_lost", str(exc)
+        except Cancelled as exc:
+            self._fail(job, out, exc.code, exc.detail, retryable=exc.retryable)
+        except SuiteMismatch as exc:
+            self._fail(job, out, "SUITE_UNAVAILABLE", str(exc), retryable=False)
+        except RetryableError as exc:
+            self._fail(job, out, "SERVER_UNREACHABLE", str(exc), retryable=True)
+        except PermanentError as exc:
+            self._fail(job, out, "AGENT_REFUSED", str(exc), retryable=False)
+        out.timings.total = time.monotonic() - started
+        return out
+
+    def _evaluate_and_report(self, job: dict[str, Any], out: Outcome) -> None:
+        run_id, attempt = job["run"], job["attempt"]
+        self.client.start(run_id, attempt)
+        workdir = self.cfg.home / "work" / f"run-{run_id}-{attempt}"
+        try:
+            t0 = time.monotonic()
+            suite = self.suites.ensure(job["suite"]["name"], job["suite"]["hash"])
+            source = self._stage_source(job, workdir)
+            out.timings.prepare = time.monotonic() - t0
+            document = self._evaluate(job, source, suite, out.timings)
+            artifacts = self._artifacts(job, document, source, suite, workdir, out.timings)
+            names = self._upload(job, artifacts, out.timings)
+            t0 = time.monotonic()
+            self._post_result(job, document, names)
+            out.timings.report = time.monotonic() - t0
+            out.status, out.verdict = "done", document.get("verdict")
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    def _stage_source(self, job: dict[str, Any], workdir: Path) -> Path:
+        text = job.get("source")
+        if text is None and job.get("source_url"):
+            text = self.client.download(job["source_url"]).decode("utf-8")
+        if text is None:
+            raise PermanentError(f"run {job['run']}: the job carries no source")
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        if job.get("source_sha256") and digest != job["source_sha256"]:
+            raise PermanentError(
+                f"run {job['run']}: the source hashes to {digest}, the job says "
+                f"{job['source_sha256']}; not evaluating it"
+            )
+        workdir.mkdir(parents=True, exist_ok=True)
+        path = workdir / "submission.py"
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    def _evaluate(
+        self, job: dict[str, Any], source: Path, suite: str, timings: Timings
+    ) -> dict[str, Any]:
+        from farm.sandbox import Limits
+
+        _, hard = time_limits(job["mode"], job.get("time_limits"))
+        options: dict[str, Any] = {
+            "problem": job["problem"],
+            "suite": suite,
+            "device": self.slot.device,
+            "mode": job["mode"],
+            "sandbox": self.cfg.sandbox,
+            "device_index": self.slot.index if self.slot.device in ("cuda", "rocm") else 0,
+            "limits": Limits(wall_seconds=hard),
+        }
+        if self.slot.device in ("cuda", "rocm"):
+            options["hardware"] = self.slot.hardware
+        if self.cfg.workloads:
+            options["workloads"] = self.cfg.workloads
+        t0 = time.monotonic()
+        try:
+            with phases.observe() as spent:
+                document = self.evaluate(source, **options)
+        except Cancelled:
+            raise
+        except self.timeout_errors as exc:
+            raise Cancelled(
+                "TIMEOUT", f"the evaluation passed its soft time limit ({exc})", retryable=False
+            ) from exc
+        except Exception as exc:
+            raise Cancelled(
+                "HARNESS_FAILED", f"{type(exc).__name__}: {exc}", retryable=_retryable(exc)
+            ) from exc
+        finally:
+            timings.evaluate = time.monotonic() - t0
+        timings.phases = {k: round(v, 4) for k, v in spent.items()}
+        return document
+
+    def _artifacts(
+        self,
+        job: dict[str, Any],
+        document: dict[str, Any],
+        source: Path,
+        suite: str,
+        workdir: Path,
+        timings: Timings,
+    ) -> dict[str, tuple[bytes | Path, str]]:
+        logs = document.get("logs", {}).get("worker_stderr", "")
+        out: dict[str, tuple[bytes | Path, str]] = {
+            "result.json": (json.dumps(document, indent=1).encode(), "application/json"),
+            "worker.log": (str(logs).encode(), "text/plain"),
+        }
+        if job["mode"] == "profile":
+            t0 = time.monotonic()
+            prof = profiling.profile(
+                source,
+                workdir / "profile",
+                problem=job["problem"],
+                suite=suite,
+                device=self.slot.device,
+                sandbox=self.cfg.sandbox,
+            )
+            timings.profile = time.monotonic() - t0
+            for name, path in prof.artifacts.items():
+                out[name] = (path, "application/octet-stream")
+            if prof.note:
+                document.setdefault("reasons_extra", []).append(
+                    {"code": "PROFILE_NOTE", "detail": prof.note[-2000:]}
+                )
+        return out
+
+    def _upload(
+        self, job: dict[str, Any], artifacts: dict[str, tuple[bytes | Path, str]], t: Timings
+    ) -> list[str]:
+        """Upload each artifact; one that cannot be uploaded is left out (logged), never
+        holding up the result."""
+        t0 = time.monotonic()
+        names = []
+        for name, (data, content_type) in artifacts.items():
+            body = data.read_bytes() if isinstance(data, Path) else data
+            try:
+                target = self.client.artifact_url(job["run"], job["attempt"], name, content_type)
+                self.client.put_artifact(target, body)
+                names.append(name)
+            except ClaimLost:
+                raise
+            except (RetryableError, PermanentError) as exc:
+                log.warning("run %s: artifact %s not uploaded: %s", job["run"], name, exc)
+        t.upload = time.monotonic() - t0
+        return names
+
+    def _post_result(self, job: dict[str, Any], document: dict[str, Any], names: list[str]) -> None:
+        """Post until the server answers; the post is idempotent (same attempt, same document)."""
+        deadline = time.monotonic() + RESULT_PATIENCE_S
+        while True:
+            try:
+                self.client.result(job["run"], job["attempt"], document, names)
+                return
+            except RetryableError:
+                if time.monotonic() > deadline:
+                    raise
+                log.warning("run %s: server unreachable, result kept; retrying", job["run"])
+                time.sleep(2.0)
+
+    def _fail(self, job: dict[str, Any], out: Outcome, code: str, detail: str, *, retryable: bool):  # type: ignore[no-untyped-def]
+        out.status = "released" if retryable else "failed"
+        out.detail = detail
+        try:
+            self.client.failure(
+                job["run"], job["attempt"], code=code, detail=detail, retryable=retryable
+            )
+        except ClaimLost as exc:
+            out.status, out.detail = "claim_lost", str(exc)
+        except (RetryableError, PermanentError) as exc:
+            # the server's reaper takes the run back if this node goes away; log and move on
+            log.error("run %s: could not report %s: %s", job["run"], code, exc)
+
+
+def _retryable(exc: Exception) -> bool:
+    """A farm failure (no sandbox, an unusable suite) is the node's fault: another node may
+    succeed. Anything else is a bug or the submission's doing: don't retry it."""
+    from farm.errors import SubmissionError
+    from farm.sandbox.base import SandboxUnavailable
+
+    if isinstance(exc, SubmissionError):
+        return False
+    return isinstance(exc, SandboxUnavailable | OSError | MemoryError)
+
+
+def _queue_wait(job: dict[str, Any]) -> float | None:
+    """Seconds from the server handing the run to the broker (`sent_at`) to now, if known."""
+    from datetime import datetime
+
+    sent = job.get("sent_at")
+    if not sent:
+        return None
+    try:
+        then = datetime.fromisoformat(str(sent).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return max(0.0, (datetime.now(UTC) - then).total_seconds())
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "node"
+
+
+def outcome_dict(outcome: Outcome) -> dict[str, Any]:
+    return asdict(outcome)

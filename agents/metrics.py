@@ -1,0 +1,59 @@
+"""The agent's Prometheus metrics, served by the main process on FARM_AGENT_METRICS_PORT.
+
+Slots are separate processes, so the agent runs prometheus-client in multiprocess mode: every
+process writes to PROMETHEUS_MULTIPROC_DIR (set by the main process before any slot starts) and
+the main process's endpoint sums them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from prometheus_client import Counter, Gauge, Histogram
+
+JOBS = Counter(
+    "farm_agent_jobs_total",
+    "Jobs this agent handled, by outcome",
+    ["hardware", "status"],  # done | failed | claim_lost | released | error
+)
+EVALUATION_SECONDS = Histogram(
+    "farm_agent_evaluation_seconds",
+    "Wall time of one evaluation (the harness call), seconds",
+    ["hardware", "mode"],
+    buckets=(1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 2400),
+)
+QUEUE_WAIT_SECONDS = Histogram(
+    "farm_agent_queue_wait_seconds",
+    "From the server handing the run to the broker to this agent claiming it, seconds",
+    ["hardware"],
+    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 900),
+)
+DEVICE_UTILISATION = Gauge(
+    "farm_agent_device_utilization_percent",
+    "Device utilisation reported by the vendor tool (NVML), percent",
+    ["slot", "hardware"],
+    multiprocess_mode="max",
+)
+BUSY_SLOTS = Gauge(
+    "farm_agent_busy_slots", "Slots evaluating a run now", ["hardware"], multiprocess_mode="max"
+)
+
+
+def prepare_multiprocess_dir(directory: Path) -> None:
+    """Point prometheus-client at a fresh per-agent directory (call before starting slots)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.db"):
+        stale.unlink()
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory)
+
+
+def serve(port: int) -> None:
+    """Serve /metrics on 0.0.0.0:port, summing every process of this agent."""
+    from prometheus_client import CollectorRegistry, start_http_server
+    from prometheus_client.multiprocess import MultiProcessCollector
+
+    registry = CollectorRegistry()
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        MultiProcessCollector(registry)
+    start_http_server(port, registry=registry)
