@@ -21,7 +21,7 @@ try:
 
     pynvml.nvmlInit()
     _NVML = pynvml.nvmlDeviceGetHandleByIndex(0)
-except Exception:  # noqa: BLE001
+except Exception:
     _NVML = None
 
 

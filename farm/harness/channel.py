@@ -6,7 +6,7 @@ import os
 import shutil
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ class WorkerSpec:
     problem_dir: Path
     workdir: Path
     device_index: int = 0
-    limits: Limits = Limits()
+    limits: Limits = field(default_factory=Limits)
 
 
 class WorkerProcess:

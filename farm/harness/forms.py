@@ -41,12 +41,13 @@ def detect_form(source: str) -> str:
         return "gpumode"
     raise SubmissionError(
         "no entry point found",
-        hint="define `kernel(*inputs)` (or KernelBench `ModelNew`, or GPU MODE `custom_kernel(data)`)",
+        hint="define `kernel(*inputs)` (or KernelBench `ModelNew`, or GPU MODE "
+        "`custom_kernel(data)`)",
     )
 
 
 def import_file(path: Path, name: str = MODULE_NAME) -> ModuleType:
-    """Import a Python file as a fresh module; a SyntaxError or import failure -> SubmissionError."""
+    """Import a Python file as a fresh module; failing to import raises SubmissionError."""
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise SubmissionError(f"{path.name}: cannot be imported as a Python module")
@@ -86,8 +87,8 @@ def load(
         return LoadedSubmission("gpumode", module, lambda inputs: fn(tuple(inputs)))
     raise SubmissionError(
         f"{path.name}: defines no `kernel` function",
-        hint="define `kernel(*inputs)` returning the output (or KernelBench `ModelNew`, or GPU MODE "
-        "`custom_kernel(data)`)",
+        hint="define `kernel(*inputs)` returning the output (or KernelBench `ModelNew`, or "
+        "GPU MODE `custom_kernel(data)`)",
     )
 
 

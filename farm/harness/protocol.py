@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import json
 import struct
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 import torch
 
 MAGIC = b"FARM1\x00"
 _LEN = struct.Struct("<Q")
 MAX_HEADER_BYTES = 16 << 20
+
+
+class Readable(Protocol):
+    def read(self, n: int = -1, /) -> bytes: ...
 
 
 class ProtocolError(RuntimeError):
@@ -37,7 +41,7 @@ def send(stream: BinaryIO, header: dict[str, Any], tensors: list[torch.Tensor] =
 
 
 def recv(
-    stream: BinaryIO, *, max_bytes: int = 1 << 40
+    stream: Readable, *, max_bytes: int = 1 << 40
 ) -> tuple[dict[str, Any], list[torch.Tensor]]:
     """Read one frame; raise ProtocolError on EOF, bad magic or oversized data."""
     head = _read_exact(stream, len(MAGIC) + _LEN.size)
@@ -84,7 +88,7 @@ def _tensor_from(meta: dict[str, Any], data: bytes) -> torch.Tensor:
     return flat.view(dtype).reshape(shape)
 
 
-def _read_exact(stream: BinaryIO, n: int) -> bytes:
+def _read_exact(stream: Readable, n: int) -> bytes:
     chunks, left = [], n
     while left:
         chunk = stream.read(left)

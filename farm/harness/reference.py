@@ -30,7 +30,7 @@ def load_reference(problem: Problem) -> ModuleType:
 def expected(
     problem: Problem, workload: Workload, seed_base: int, index: int, device: torch.device
 ) -> list[torch.Tensor]:
-    """Reference outputs of call `index` of a request with `seed_base` (same inputs the worker made)."""
+    """Reference outputs of call `index` of a request with `seed_base` (the worker's inputs)."""
     module = load_reference(problem)
     request: dict[str, Any] = {
         "axes": workload.axes,

@@ -94,9 +94,18 @@ def workload_entry(
 
 
 def status_of(errors: list[dict[str, Any]]) -> WorkloadStatus:
+    """The workload status an error list implies (an explicit `status` on the first wins)."""
     if not errors:
         return WorkloadStatus.PASSED
+    if errors[0].get("status"):
+        return WorkloadStatus(_STATUS_OF_CODE.get(errors[0]["status"], errors[0]["status"]))
     return _STATUS_OF_CODE.get(errors[0]["code"], WorkloadStatus.INCORRECT)
+
+
+def failure(reply: dict[str, Any]) -> list[dict[str, Any]]:
+    """The reason list of a worker reply with ok=False."""
+    status = reply.get("status", "RUNTIME_ERROR")
+    return [reason(reply.get("code") or status, reply.get("detail", ""), status=status)]
 
 
 def set_status(entry: dict[str, Any], errors: list[dict[str, Any]]) -> None:
@@ -114,6 +123,7 @@ def add_timing(entry: dict[str, Any], reply: dict[str, Any], wall_ms: float) -> 
         "windows_ms": reply.get("windows_ms"),
         "warmup_calls": reply.get("warmup_calls"),
         "wall_ms_outside": wall_ms,
+        "thermal": reply.get("thermal"),
         "wall_ms_inside": reply.get("wall_ms"),
     }
     events = reply.get("event_ms") or []
@@ -126,7 +136,14 @@ def add_timing(entry: dict[str, Any], reply: dict[str, Any], wall_ms: float) -> 
 def add_baseline(entry: dict[str, Any], kind: str, reply: dict[str, Any]) -> None:
     stats = scoring.TimingStats.from_samples(reply["times_ms"])
     entry["baseline_ms"][kind] = stats.median_ms
-    entry["baseline_timing"][kind] = {**stats.to_dict(), "method": reply.get("method")}
+    entry["baseline_timing"][kind] = {
+        **stats.to_dict(),
+        "method": reply.get("method"),
+        "warmup_calls": reply.get("warmup_calls"),
+        "wall_ms_outside": reply.get("wall_ms_outside"),
+        "sum_ms": sum(reply["times_ms"]),
+        "thermal": reply.get("thermal"),
+    }
 
 
 def finish(
@@ -140,6 +157,7 @@ def finish(
     for entry in entries:
         if entry["status"] == WorkloadStatus.PASSED.value and entry["time_ms"] is not None:
             _score(entry, problem, target, doc)
+            doc["guard"]["findings"] += wall_clock_findings(entry)
     order = {w.id: i for i, w in enumerate(problem.workloads)}
     doc["workloads"] = sorted(entries, key=lambda e: order.get(e["id"], 0))
     _verdict(doc)
@@ -160,7 +178,11 @@ def _score(entry: dict[str, Any], problem: Problem, target: Any, doc: dict[str, 
     _check_streams(entry, doc)
     if target.spec is None:
         return
-    bound = sol.sol_bound(problem, w, target.spec)
+    try:
+        bound = sol.sol_bound(problem, w, target.spec)
+    except sol.UnsupportedWorkload as exc:
+        entry["errors"].append(reason("NO_SOL_BOUND", str(exc)))
+        return
     floor = sol.floor_ms(problem, w, target.spec)
     entry["sol_ms"], entry["sol"], entry["floor_ms"] = bound.time_ms, bound.to_dict(), floor
     if scoring.below_floor(t_k, floor):
@@ -181,6 +203,34 @@ def _score(entry: dict[str, Any], problem: Problem, target: Any, doc: dict[str, 
         entry["sol_score"] = scoring.sol_score(t_k, bound.time_ms, eager)
 
 
+def _busy_ms(timing: dict[str, Any], times_sum: float) -> tuple[float, int]:
+    """Device time of all calls of one request (warm-up calls at the median) and their count."""
+    warm = timing.get("warmup_calls") or 0
+    return times_sum + warm * timing["median_ms"], timing["count"] + warm
+
+
+def wall_clock_findings(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """The candidate's reported time must fit the wall time seen outside its process, given the
+    per-call overhead of the same loop measured on the eager baseline (farm.guard.plausibility)."""
+    from farm.guard import plausibility
+
+    cand, base = entry.get("timing") or {}, (entry.get("baseline_timing") or {}).get("eager")
+    if cand.get("method") == "npu-sim-model":
+        return []  # simulated times are not wall-clock times
+    if not base or not base.get("wall_ms_outside") or not cand.get("wall_ms_outside"):
+        return []
+    base_busy, base_calls = _busy_ms(base, base["sum_ms"])
+    overhead = max(0.0, (base["wall_ms_outside"] - base_busy) / base_calls)
+    busy, calls = _busy_ms(cand, cand["mean_ms"] * cand["count"])
+    found = plausibility.check_wall_clock(
+        reported_ms_total=busy,
+        wall_ms=cand["wall_ms_outside"],
+        calls=calls,
+        overhead_ms_per_call=overhead,
+    )
+    return [{**f.to_dict(), "workload": entry["id"]} for f in found]
+
+
 def _check_streams(entry: dict[str, Any], doc: dict[str, Any]) -> None:
     timing = entry["timing"] or {}
     ev = timing.get("event_median_ms")
@@ -195,8 +245,9 @@ def _check_streams(entry: dict[str, Any], doc: dict[str, Any]) -> None:
                 "severity": "flag",
                 "workload": entry["id"],
                 "line": None,
-                "detail": f"device work outside the timed stream: all-stream span {entry['time_ms']:.4f} ms "
-                f"vs {ev:.4f} ms on the current stream (the span is what counts)",
+                "detail": "device work outside the timed stream: all-stream span "
+                f"{entry['time_ms']:.4f} ms vs {ev:.4f} ms on the current stream "
+                "(the span is what counts)",
             }
         )
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -52,7 +53,11 @@ def init_inputs_fn(
 
 def weight_seeder(seed: int) -> Callable[[], None]:
     """Seed torch's global RNG the way the reference's Model was seeded (KernelBench rule)."""
-    return lambda: torch.manual_seed(seed)
+
+    def seed_weights() -> None:
+        torch.manual_seed(seed)
+
+    return seed_weights
 
 
 def poison_allocator(nbytes: Sequence[int], device: torch.device) -> None:
@@ -87,23 +92,35 @@ def as_output_list(result: Any) -> list[torch.Tensor]:
 
 
 class Guard:
-    """Runtime guard inside the worker; delegates to farm.guard.runtime when it is installed."""
+    """The runtime guard inside the worker (farm.guard.runtime), set up before the import."""
 
-    def __init__(self) -> None:
-        self.monitor = None
-        try:
-            from farm.guard import runtime as guard_runtime
+    def __init__(self, *, cuda: bool = False) -> None:
+        from farm.guard import runtime as guard_runtime
+        from farm.harness import protocol, timing
 
-            self.monitor = guard_runtime.IntegrityMonitor()
-            from farm.harness import timing
+        self.cuda = cuda
+        self.pending: list[dict[str, Any]] = []
+        self.monitor = guard_runtime.IntegrityMonitor()
+        for module in (timing, protocol, sys.modules[__name__]):
+            self.monitor.protect_module(module)
+        if cuda:
+            guard_runtime.LaunchObserver.install_extension_hooks()
 
-            self.monitor.protect_module(timing)
-        except (ImportError, AttributeError):
-            self.monitor = None
+    @contextlib.contextmanager
+    def observe(self, module: ModuleType | None) -> Iterator[None]:
+        """Around a checked call: launches (decoy kernels), streams, threads left running."""
+        from farm.guard import runtime as guard_runtime
+
+        streams = guard_runtime.StreamCounter() if self.cuda else contextlib.nullcontext()
+        with guard_runtime.LaunchObserver() as launches, streams, self.monitor.watch_call():
+            yield
+        found = guard_runtime.check_launches(module, launches) if module is not None else []
+        if self.cuda:
+            found += streams.findings()  # type: ignore[union-attr]
+        self.pending += [f.to_dict() for f in found]
 
     def before_import(self) -> None:
-        if self.monitor is not None:
-            self.monitor.snapshot()
+        self.monitor.snapshot()
 
     def after_import(self) -> list[dict[str, Any]]:
         return self.check()

@@ -94,6 +94,7 @@ class Evaluation:
         self.doc = report.new_document(suite, problem, mode, target, source, opts)
         self.entries: dict[str, dict[str, Any]] = {}
         self.rng = random.SystemRandom()
+        self._last_stats: dict[str, float] = {}
 
     def execute(self) -> dict[str, Any]:
         started = time.time()
@@ -237,7 +238,7 @@ class Evaluation:
     ) -> list[dict[str, Any]]:
         self._last_stats = {}
         if not reply.get("ok"):
-            return [reason(reply.get("status", "RUNTIME_ERROR"), reply.get("detail", ""))]
+            return report.failure(reply)
         if reply.get("inputs_modified"):
             names = [
                 self.problem.inputs[i].name
@@ -268,14 +269,14 @@ class Evaluation:
             "llc_bytes": self.target.llc_bytes,
         }
         timeout = policy.budget_ms / 1000 + policy.warmup_ms / 1000 + 600
+        gate = self.target.cool_down()
         started = time.perf_counter()
         reply, tensors = worker.request(request, timeout=timeout)
         wall_ms = (time.perf_counter() - started) * 1000
+        reply["thermal"] = gate
         self.doc["guard"]["findings"] += _tag(reply.get("findings", []), w.id)
         if not reply.get("ok"):
-            report.set_status(
-                entry, [reason(reply.get("status", "RUNTIME_ERROR"), reply.get("detail", ""))]
-            )
+            report.set_status(entry, report.failure(reply))
             return
         errors = self._rechecks(reply, tensors, w, seed)
         if errors:
@@ -327,6 +328,11 @@ class Evaluation:
         except WorkerDied as exc:
             self.doc["reasons_extra"].append(reason("BASELINE_FAILED", f"{kind}: {exc.detail}"))
             return
+        if not reply.get("ok"):
+            detail = f"{kind}: {reply.get('detail', '')[-500:]}"
+            self.doc["reasons_extra"].append(reason("BASELINE_FAILED", detail))
+            worker.close()
+            return
         try:
             for w in timed:
                 self._baseline_one(worker, kind, w)
@@ -344,7 +350,11 @@ class Evaluation:
             "llc_bytes": self.target.llc_bytes,
         }
         try:
+            gate = self.target.cool_down()
+            started = time.perf_counter()
             reply, _ = worker.request(request, timeout=policy.budget_ms / 1000 + 900)
+            reply["wall_ms_outside"] = (time.perf_counter() - started) * 1000
+            reply["thermal"] = gate
         except WorkerDied as exc:
             self.doc["reasons_extra"].append(
                 reason("BASELINE_FAILED", f"{kind} {w.id}: {exc.detail}")

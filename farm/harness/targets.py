@@ -43,6 +43,14 @@ class Target:
             env["device_name"] = torch.cuda.get_device_name(self.torch_device)
         return env
 
+    def cool_down(self) -> dict[str, Any]:
+        """Wait for a comparable thermal state before a GPU measurement (farm.harness.thermal)."""
+        if self.device != "cuda":
+            return {}
+        from farm.harness import thermal
+
+        return thermal.cool_down(self.device_index)
+
     def policy(self, overrides: dict[str, Any]) -> TimingPolicy:
         return TimingPolicy.for_device(self.device, **overrides)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +41,7 @@ class TimingPolicy:
     stable_windows: int = 4
     stable_tol: float = 0.004
     budget_ms: float = 4000.0
+    idle_ratio: float = 0.0  # after each call, stay idle this multiple of its time (duty cycle)
 
     @classmethod
     def for_device(cls, device: str, **overrides: Any) -> TimingPolicy:
@@ -100,20 +101,22 @@ class GpuTimer:
         call: Call,
         make_inputs: MakeInputs,
         policy: TimingPolicy,
-        recheck: set[int] = frozenset(),
-    ) -> TimingRun:  # type: ignore[assignment]
+        recheck: Collection[int] = (),
+    ) -> TimingRun:
         t0 = time.perf_counter()
         warm = self._warmup(call, make_inputs, policy)
         run = TimingRun(times_ms=[], method="cupti-span+events", warmup_calls=warm)
         deadline = t0 + policy.budget_ms / 1000
         index = 0
         while len(run.times_ms) < policy.max_calls:
-            spans, events = self._window(call, make_inputs, index, policy.window, recheck, run)
+            spans, events = self._window(call, make_inputs, index, policy, recheck, run)
             index += policy.window
             run.times_ms += spans
             run.event_ms += events
             run.windows.append(statistics.median(spans))
-            if stop_rule(run.times_ms, run.windows, policy) or time.perf_counter() > deadline:
+            if index > max(recheck, default=-1) and (
+                stop_rule(run.times_ms, run.windows, policy) or time.perf_counter() > deadline
+            ):
                 break
         run.wall_ms = (time.perf_counter() - t0) * 1000
         if not self.profiler_ok:
@@ -136,10 +139,11 @@ class GpuTimer:
         call: Call,
         make_inputs: MakeInputs,
         start: int,
-        n: int,
-        recheck: set[int],
+        policy: TimingPolicy,
+        recheck: Collection[int],
         run: TimingRun,
     ) -> tuple[list[float], list[float]]:
+        n, idle_ratio = policy.window, policy.idle_ratio
         evs = [
             (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
             for _ in range(n)
@@ -155,6 +159,8 @@ class GpuTimer:
             evs[i][1].record()
             torch.cuda.synchronize(self.device)
             self.end_marker()
+            if idle_ratio > 0:
+                time.sleep(evs[i][0].elapsed_time(evs[i][1]) * idle_ratio / 1000)
             if start + i in recheck:
                 run.rechecks[start + i] = out
             del out
@@ -223,8 +229,8 @@ class CpuTimer:
         call: Call,
         make_inputs: MakeInputs,
         policy: TimingPolicy,
-        recheck: set[int] = frozenset(),
-    ) -> TimingRun:  # type: ignore[assignment]
+        recheck: Collection[int] = (),
+    ) -> TimingRun:
         t0 = time.perf_counter()
         end = t0 + policy.warmup_ms / 1000
         warm = 0
@@ -241,14 +247,16 @@ class CpuTimer:
             index += policy.window
             run.times_ms += window
             run.windows.append(statistics.median(window))
-            if stop_rule(run.times_ms, run.windows, policy) or time.perf_counter() > deadline:
+            if index > max(recheck, default=-1) and (
+                stop_rule(run.times_ms, run.windows, policy) or time.perf_counter() > deadline
+            ):
                 break
         run.event_ms = list(run.times_ms)
         run.wall_ms = (time.perf_counter() - t0) * 1000
         return run
 
     def _one(
-        self, call: Call, make_inputs: MakeInputs, i: int, recheck: set[int], run: TimingRun
+        self, call: Call, make_inputs: MakeInputs, i: int, recheck: Collection[int], run: TimingRun
     ) -> float:
         inputs = make_inputs(i)
         self.flush_buf.fill_(i)

@@ -30,11 +30,14 @@ def main() -> int:
     from farm.harness import protocol
 
     setup, _ = protocol.recv(chan_in)
+    measure = None
     if setup.get("device") == "npu-sim":
         from farm.hardware import npu_sim
 
-        npu_sim.install()  # before triton is imported anywhere
-    session = Session(setup, chan_out)
+        measure = npu_sim.install()  # before triton is imported anywhere; keep this handle
+    elif setup.get("device") == "cpu":
+        os.environ["TRITON_INTERPRET"] = "1"  # Triton kernels run on the CPU interpreter
+    session = Session(setup, chan_out, measure)
     protocol.send(chan_out, session.hello())
     while True:
         try:
@@ -49,7 +52,7 @@ def main() -> int:
 class Session:
     """State of one worker: the device, the problem's input maker and the loaded submission."""
 
-    def __init__(self, setup: dict[str, Any], chan_out: BinaryIO) -> None:
+    def __init__(self, setup: dict[str, Any], chan_out: BinaryIO, measure: Any = None) -> None:
         import torch
 
         from farm.harness import runtime
@@ -59,9 +62,10 @@ class Session:
         self.device_kind = setup["device"]
         self.device = torch.device("cuda" if self.device_kind in ("cuda", "rocm") else "cpu")
         self.reference = runtime.load_problem_module(Path(setup["problem_dir"]))
-        self.submission = None
-        self.guard = runtime.Guard()
-        self.timer = None
+        self.submission: Any = None
+        self.guard = runtime.Guard(cuda=self.device.type == "cuda")
+        self.timer: Any = None
+        self.measure = measure
 
     def hello(self) -> dict[str, Any]:
         import torch
@@ -75,12 +79,16 @@ class Session:
 
     def handle(self, request: dict[str, Any]) -> None:
         from farm.harness import protocol
+        from farm.harness.simtimer import SimFailure
 
         op = request.get("op")
         try:
             reply, tensors = getattr(self, f"op_{op}")(request)
         except SubmissionFailure as exc:
             reply, tensors = {"ok": False, "status": exc.status, "detail": exc.detail}, []
+        except SimFailure as exc:
+            reply = {"ok": False, "status": exc.status, "code": exc.code, "detail": exc.detail}
+            tensors = []
         except Exception as exc:
             reply, tensors = {"ok": False, "status": "HARNESS_ERROR", "detail": _tb(exc)}, []
         protocol.send(self.out, {"op": op, **reply}, tensors)
@@ -110,7 +118,9 @@ class Session:
         inputs = make(0)
         clones = [t.clone() for t in inputs]
         runtime.poison_allocator(request.get("output_nbytes", []), self.device)
-        outputs = self._call(inputs)
+        module = getattr(self.submission, "module", None)
+        with self.guard.observe(module):
+            outputs = self._call(inputs)
         modified = [
             i for i, (a, b) in enumerate(zip(inputs, clones)) if not runtime.same_bits(a, b)
         ]
@@ -150,7 +160,7 @@ class Session:
             elif self.device_kind == "npu-sim":
                 from farm.harness.simtimer import SimTimer
 
-                self.timer = SimTimer()
+                self.timer = SimTimer(self.measure)
             else:
                 self.timer = timing.CpuTimer()
         return self.timer

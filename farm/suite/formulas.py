@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 _BINOPS = {
     ast.Add: operator.add,
@@ -21,7 +21,13 @@ _BINOPS = {
     ast.Mod: operator.mod,
     ast.Pow: operator.pow,
 }
-_FUNCS = {"min": min, "max": max, "ceil": math.ceil, "floor": math.floor, "log2": math.log2}
+_FUNCS: dict[str, Callable[..., float]] = {
+    "min": min,
+    "max": max,
+    "ceil": math.ceil,
+    "floor": math.floor,
+    "log2": math.log2,
+}
 
 
 class FormulaError(ValueError):

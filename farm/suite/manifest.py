@@ -42,7 +42,7 @@ def write(root: Path) -> str:
     digests = file_digests(root)
     doc = {"schema": SCHEMA, "suite": root.name, "files": digests, "hash": suite_hash(digests)}
     (root / MANIFEST).write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
-    return doc["hash"]
+    return str(doc["hash"])
 
 
 def read(root: Path) -> dict:

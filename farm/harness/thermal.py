@@ -1,0 +1,53 @@
+"""Start every GPU measurement from a comparable thermal state.
+
+A GPU that has just run a heavy kernel is hotter, and at the same clock a hotter die draws more
+power, so a power-capped GPU runs the next measurement at a lower clock: on an H100 we saw a bf16
+matmul read 3-5 % slower in late rounds of a run than in early ones. Before each measurement
+the trusted side waits (up to `max_s`) until the device is no warmer than `margin_c` above the
+coolest temperature it has seen this process. Clocks and power limits are never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+MARGIN_C = float(os.environ.get("FARM_COOLDOWN_MARGIN_C", "4"))
+MAX_WAIT_S = float(os.environ.get("FARM_COOLDOWN_MAX_S", "20"))
+_coolest: dict[int, float] = {}
+
+
+def temperature_c(index: int) -> float | None:
+    """The GPU's temperature in C through NVML, or None where NVML is not available."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+        return float(pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU))
+    except Exception:
+        return None
+
+
+def cool_down(
+    index: int, *, margin_c: float = MARGIN_C, max_s: float = MAX_WAIT_S
+) -> dict[str, Any]:
+    """Wait until the device is within `margin_c` of its coolest reading; return what happened."""
+    start = time.monotonic()
+    first = temp = temperature_c(index)
+    if temp is None:
+        return {"temperature_c": None, "waited_s": 0.0}
+    _coolest[index] = min(_coolest.get(index, temp), temp)
+    while (
+        temp is not None and temp > _coolest[index] + margin_c and time.monotonic() - start < max_s
+    ):
+        time.sleep(0.5)
+        temp = temperature_c(index)
+        if temp is not None:
+            _coolest[index] = min(_coolest[index], temp)
+    return {
+        "temperature_c": temp,
+        "start_temperature_c": first,
+        "waited_s": round(time.monotonic() - start, 2),
+    }
