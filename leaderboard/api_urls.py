@@ -16,6 +16,7 @@ from leaderboard.artifacts.apis import SignedDownloadApi, SignedUploadApi
 from leaderboard.boards.apis import BoardDetailApi, BoardListApi
 from leaderboard.nodes.apis import EnrollApi, HeartbeatApi, NodeListCreateApi, RegisterApi
 from leaderboard.problems.apis import HardwareListApi, ProblemDetailApi, ProblemListApi
+from leaderboard.problems.suite_archive import SuiteArchiveApi
 from leaderboard.runs.agent_apis import ArtifactUrlApi, ClaimApi, ResultApi, StartApi
 from leaderboard.runs.apis import RunArtifactApi, RunDetailApi, RunListApi
 from leaderboard.submissions.apis import (
@@ -90,4 +91,5 @@ urlpatterns = [
     path("agent/runs/<int:run_id>/result/", ResultApi.as_view(), name="agent-result"),
     path("agent/runs/<int:run_id>/artifacts/", ArtifactUrlApi.as_view(), name="agent-artifact-url"),
     path("agent/upload/<str:token>/", SignedUploadApi.as_view(), name="agent-upload"),
+    path("agent/suites/<str:name>/", SuiteArchiveApi.as_view(), name="agent-suite"),
 ]

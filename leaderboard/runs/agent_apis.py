@@ -70,6 +70,8 @@ def job(run: Run) -> dict:
         "source": source_text(source=submission.source),
         "source_sha256": submission.source_id,
         "time_limits": {"soft_s": soft, "hard_s": hard},
+        "created_at": run.created_at.isoformat(),
+        "sent_at": run.sent_at.isoformat() if run.sent_at else None,
     }
 
 
