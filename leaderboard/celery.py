@@ -16,9 +16,34 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
 app = Celery("leaderboard")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+def _every(name: str) -> float:
+    from django.conf import settings
+
+    return float(getattr(settings, name))
+
+
 app.conf.beat_schedule = {
-    "reap-lost-runs": {"task": "leaderboard.runs.tasks.reap_lost_runs", "schedule": 30.0},
-    "resend-unsent-runs": {"task": "leaderboard.runs.tasks.resend_unsent_runs", "schedule": 60.0},
+    "reap-lost-runs": {
+        "task": "leaderboard.runs.tasks.reap_lost_runs",
+        "schedule": _every("FARM_REAP_INTERVAL_S"),
+    },
+    "resend-unsent-runs": {
+        "task": "leaderboard.runs.tasks.resend_unsent_runs",
+        "schedule": _every("FARM_RESEND_INTERVAL_S"),
+    },
+    "resend-stale-runs": {
+        "task": "leaderboard.runs.tasks.resend_stale_runs",
+        "schedule": _every("FARM_RESEND_INTERVAL_S"),
+    },
+    "recompute-boards": {
+        "task": "leaderboard.runs.tasks.recompute_boards",
+        "schedule": _every("FARM_BOARD_RECOMPUTE_S"),
+    },
+    "mark-stale-nodes": {
+        "task": "leaderboard.runs.tasks.mark_stale_nodes",
+        "schedule": _every("FARM_STALE_NODE_SWEEP_S"),
+    },
     "store-pending-sources": {
         "task": "leaderboard.artifacts.tasks.store_pending_sources",
         "schedule": 60.0,

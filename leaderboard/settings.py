@@ -129,6 +129,12 @@ FARM_MAX_BATCH = env_int("FARM_MAX_BATCH", 200, minimum=1)
 FARM_QUOTA_RUNS_PER_HOUR = env_int("FARM_QUOTA_RUNS_PER_HOUR", 120, minimum=0)
 FARM_NODE_DEAD_AFTER_S = env_int("FARM_NODE_DEAD_AFTER_S", 120, minimum=5)
 FARM_MAX_ATTEMPTS = env_int("FARM_MAX_ATTEMPTS", 3, minimum=1)
+# Celery beat intervals (s) of the upkeep tasks, and when a queued run's message counts as lost
+FARM_REAP_INTERVAL_S = env_float("FARM_REAP_INTERVAL_S", 30.0, minimum=1.0)
+FARM_RESEND_INTERVAL_S = env_float("FARM_RESEND_INTERVAL_S", 60.0, minimum=1.0)
+FARM_RESEND_QUEUED_AFTER_S = env_int("FARM_RESEND_QUEUED_AFTER_S", 900, minimum=1)
+FARM_BOARD_RECOMPUTE_S = env_float("FARM_BOARD_RECOMPUTE_S", 3600.0, minimum=1.0)
+FARM_STALE_NODE_SWEEP_S = env_float("FARM_STALE_NODE_SWEEP_S", 60.0, minimum=1.0)
 FARM_NODE_ENROLL_TOKEN = env_secret("FARM_NODE_ENROLL_TOKEN") or ""
 FARM_BOARD_LIMIT = env_int("FARM_BOARD_LIMIT", 100, minimum=1)
 

@@ -30,7 +30,7 @@ def suite_archive(*, name: str, suite_hash: str) -> bytes:
         raise LookupError(f"suite {name}: {exc}") from None
     if suite.hash != suite_hash:
         raise LookupError(f"suite {name} here is {suite.hash}, not {suite_hash}")
-    files = sorted(manifest.read(suite.root)["files"]) + [manifest.MANIFEST]
+    files = [*sorted(manifest.read(suite.root)["files"]), manifest.MANIFEST]
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
         for rel in files:
