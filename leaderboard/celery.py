@@ -17,6 +17,7 @@ app = Celery("leaderboard")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
+
 def _every(name: str) -> float:
     from django.conf import settings
 

@@ -25,9 +25,9 @@ def runs_resend_stale(*, older_than_s: int | None = None) -> int:
     age = settings.FARM_RESEND_QUEUED_AFTER_S if older_than_s is None else older_than_s
     cutoff = timezone.now() - timedelta(seconds=age)
     ids = list(
-        Run.objects.filter(state=Run.State.QUEUED, sent_at__lt=cutoff).values_list(
-            "id", flat=True
-        )[:1000]
+        Run.objects.filter(state=Run.State.QUEUED, sent_at__lt=cutoff).values_list("id", flat=True)[
+            :1000
+        ]
     )
     return runs_send(run_ids=ids) if ids else 0
 
