@@ -93,6 +93,18 @@ def _load_all(root: Path) -> int:
     return len(problem_dirs)
 
 
+def _add_import(parser: argparse.ArgumentParser) -> None:
+    from farm.suite.importers.commands import add_import_arguments
+
+    add_import_arguments(parser)
+
+
+def _run_import(args: argparse.Namespace) -> int:
+    from farm.suite.importers.commands import run_import
+
+    return run_import(args)
+
+
 Subcommand = tuple[
     str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]
 ]
@@ -104,4 +116,9 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         run_verify,
     ),
     "pin": ("write a suite's manifest (a new suite version) and print its hash", _add_pin, run_pin),
+    "import": (
+        "import KernelBench, GPU MODE or flashinfer-trace problems as a pinned suite",
+        _add_import,
+        _run_import,
+    ),
 }

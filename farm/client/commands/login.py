@@ -1,0 +1,46 @@
+"""`farm login`: store the server URL and an API token in the config file (mode 0600).
+
+The token comes from --token, else FARM_TOKEN, else it is made from --username and a password
+(prompted), else it is prompted for. It is checked against the server before it is stored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import sys
+
+from farm.errors import FarmError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--url", help="server URL (default: FARM_URL, then the stored one)")
+    parser.add_argument("--token", help="API token (default: FARM_TOKEN, else prompted)")
+    parser.add_argument("--username", help="create a new token with this user's password")
+    parser.add_argument(
+        "--no-check", action="store_true", help="store without checking it against the server"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from farm.client import FarmClient
+    from farm.client.config import config_load, config_write
+
+    url = args.url or config_load().url
+    token = args.token or os.environ.get("FARM_TOKEN")
+    if not token and args.username:
+        password = getpass.getpass(f"password for {args.username} at {url}: ")
+        token = FarmClient(url, "").token_create(username=args.username, password=password)
+    if not token:
+        if not sys.stdin.isatty():
+            raise FarmError("no token given", hint="pass --token, set FARM_TOKEN or --username")
+        token = getpass.getpass(f"API token for {url} (create one at {url}/api/tokens/): ")
+    token = token.strip()
+    if not token:
+        raise FarmError("the token is empty", hint="pass --token or --username")
+    if not args.no_check:
+        FarmClient(url, token).token_check()
+    path = config_write(url=url, token=token)
+    print(f"logged in to {url}; token stored in {path} (mode 0600)")
+    return 0

@@ -1,0 +1,70 @@
+"""Rich tables of runs and results, shared by `farm submit --wait` and `farm status`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.table import Table
+
+from farm.client.commands.common import fmt_ms, fmt_score
+from farm.client.types import Run
+
+VERDICT_STYLE = {"PASSED": "green", "INCORRECT": "red", "REJECTED": "bold red"}
+
+
+def runs_table(runs: Sequence[Run], title: str | None = None) -> Table:
+    table = Table(title=title)
+    for col in ("run", "submission", "problem", "hardware", "mode", "state", "verdict"):
+        table.add_column(col)
+    table.add_column("SOL score", justify="right")
+    for r in runs:
+        verdict = r.verdict or "-"
+        style = VERDICT_STYLE.get(verdict, "yellow" if r.verdict else "")
+        table.add_row(
+            str(r.id),
+            str(r.submission or "-"),
+            r.problem or "-",
+            r.hardware,
+            r.mode,
+            r.state,
+            f"[{style}]{verdict}[/]" if style else verdict,
+            fmt_score(r.sol_score),
+        )
+    return table
+
+
+def result_table(run: Run) -> Table:
+    """Per-workload rows of a finished run."""
+    verdict = run.verdict or run.state
+    table = Table(title=f"run {run.id}: {run.problem} on {run.hardware} ({run.mode}) - {verdict}")
+    for col in ("workload", "status"):
+        table.add_column(col)
+    for col in ("time", "eager", "SOL", "SOL score", "x eager"):
+        table.add_column(col, justify="right")
+    if run.result is None:
+        return table
+    for w in run.result.workloads:
+        speedup = w.speedup.get("eager")
+        table.add_row(
+            w.id + (" (secret)" if w.secret else ""),
+            w.status,
+            fmt_ms(w.time_ms),
+            fmt_ms(w.baseline_ms.get("eager")),
+            fmt_ms(w.sol_ms),
+            fmt_score(w.sol_score),
+            "-" if speedup is None else f"{speedup:.2f}x",
+        )
+    return table
+
+
+def run_footer(run: Run) -> list[str]:
+    """Lines under a run's table: score, reasons, failure."""
+    lines = [f"verdict: {run.verdict or '-'}   SOL score: {fmt_score(run.sol_score)}"]
+    reasons = list(run.result.reasons) if run.result else []
+    reasons += run.server_reasons
+    lines += [f"  {r.code}: {r.detail}" for r in reasons]
+    if run.failure_code or run.failure_detail:
+        lines.append(
+            f"  farm failure {run.failure_code or ''}: {run.failure_detail or ''}".rstrip()
+        )
+    return lines

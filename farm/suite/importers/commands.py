@@ -1,0 +1,57 @@
+"""`farm suite import FORMAT DIR [--name SUITE] [--force]`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from farm.errors import FarmError
+from farm.suite.importers import FORMATS
+
+
+def add_import_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("format", choices=FORMATS, help="the source's format")
+    parser.add_argument("directory", type=Path, help="folder holding the source's problems")
+    parser.add_argument(
+        "--name", help="suite name (default: <format>-<folder name>, e.g. kernelbench-KernelBench)"
+    )
+    parser.add_argument("--force", action="store_true", help="replace an existing suite")
+    parser.add_argument("--dest", type=Path, help="write under this folder, not FARM_HOME/suites")
+
+
+def run_import(args: argparse.Namespace) -> int:
+    """Import, pin and report: prints the suite hash; skipped files are listed on stderr."""
+    from farm.suite.importers import common
+    from farm.suite.loader import user_suite_dir
+
+    root: Path = args.directory
+    if not root.is_dir():
+        raise FarmError(f"{root}: not a directory", hint="pass the folder holding the problems")
+    drafts, skipped = importer(args.format)(root)
+    name = args.name or f"{args.format}-{root.resolve().name}"
+    dest = args.dest or user_suite_dir()
+    suite_hash = common.write_suite(name, drafts, dest, force=args.force)
+    for line in skipped:
+        print(f"skipped {line}", file=sys.stderr)
+    print(suite_hash)
+    print(
+        f"imported {len(drafts)} problems into suite {name} at {dest / name}"
+        + (f"; {len(skipped)} skipped" if skipped else ""),
+        file=sys.stderr,
+    )
+    return 0
+
+
+def importer(fmt: str):  # type: ignore[no-untyped-def]
+    if fmt == "kernelbench":
+        from farm.suite.importers import kernelbench
+
+        return kernelbench.import_dir
+    if fmt == "gpumode":
+        from farm.suite.importers import gpumode
+
+        return gpumode.import_dir
+    from farm.suite.importers import flashinfer
+
+    return flashinfer.import_dir
