@@ -29,6 +29,10 @@ app.conf.beat_schedule = {
         "task": "leaderboard.runs.tasks.reap_lost_runs",
         "schedule": _every("FARM_REAP_INTERVAL_S"),
     },
+    "reap-unreported-runs": {
+        "task": "leaderboard.runs.tasks.reap_unreported_runs",
+        "schedule": _every("FARM_REAP_INTERVAL_S"),
+    },
     "resend-unsent-runs": {
         "task": "leaderboard.runs.tasks.resend_unsent_runs",
         "schedule": _every("FARM_RESEND_INTERVAL_S"),

@@ -37,3 +37,10 @@ def mark_stale_nodes() -> int:
     from leaderboard.runs.upkeep import nodes_mark_stale
 
     return nodes_mark_stale()
+
+
+@shared_task(name="leaderboard.runs.tasks.reap_unreported_runs", acks_late=True)
+def reap_unreported_runs() -> int:
+    from leaderboard.runs.upkeep import runs_reap_unreported
+
+    return runs_reap_unreported()

@@ -4,6 +4,9 @@
   (a broker restarted without persistence loses its queues; a message rejected once too often
   is gone). A second message for a run is harmless: the claim is conditional, one node wins.
 - `boards_recompute` rebuilds every board entry from the runs (repairs any drift).
+- `runs_reap_unreported` takes back the active runs of a live node that its heartbeats have not
+  listed for FARM_NODE_DEAD_AFTER_S (an agent that crashed and came back under the same token:
+  the node is alive, its old runs are not; runs_reap alone would never see them).
 - `nodes_mark_stale` clears the current runs of nodes that stopped heartbeating, so the node list
   shows them idle and offline (their runs are reaped by runs_reap).
 """
@@ -17,7 +20,7 @@ from django.utils import timezone
 
 from leaderboard.nodes.models import Node
 from leaderboard.runs.models import Run
-from leaderboard.runs.services import runs_send
+from leaderboard.runs.services import run_mark_lost, runs_send
 
 
 def runs_resend_stale(*, older_than_s: int | None = None) -> int:
@@ -56,3 +59,17 @@ def nodes_mark_stale() -> int:
         .exclude(current_runs=[])
         .update(current_runs=[])
     )
+
+
+def runs_reap_unreported() -> int:
+    """Mark lost (and requeue) runs claimed long ago by a node whose last heartbeat, sent after
+    the claim, did not list them; returns how many."""
+    cutoff = timezone.now() - timedelta(seconds=settings.FARM_NODE_DEAD_AFTER_S)
+    active = Run.objects.filter(
+        state__in=Run.ACTIVE, claimed_at__lt=cutoff, node__last_heartbeat__gt=cutoff
+    ).values_list("id", "node_id", "node__current_runs")
+    n = 0
+    for run_id, node_id, reported in active:
+        if run_id not in (reported or []):
+            n += run_mark_lost(run_id=run_id, node_id=node_id)
+    return n
