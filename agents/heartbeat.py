@@ -40,8 +40,8 @@ class Heartbeat:
         self.drain_requested = bool(answer.get("drain"))
         self.abandoned = list(answer.get("abandon") or [])
         if self.abandoned:
-            log.warning(
-                "the server took back runs %s from this node; their results will be refused",
+            log.info(
+                "the server took back (or finished) runs %s from this node; a late result is refused",
                 self.abandoned,
             )
         return True

@@ -1,0 +1,205 @@
+"""A whole farm on one machine, as processes: the server (Django's development server), the
+server's Celery worker with beat, and node agents. Used by the agent's integration tests and by
+bench/dispatch.py and bench/agent_gpu_e2e.py.
+
+This module starts programs and talks HTTP; like the rest of agents/ it never imports Django
+(the server side runs in its own processes, through manage.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from agents.config import REPO_ROOT
+
+_SETUP = """
+import json
+from django.contrib.auth.models import User
+from leaderboard.accounts.services import api_token_create
+from leaderboard.nodes.services import node_create
+user = User.objects.create_user("bench", password="bench-pw")
+_, key = api_token_create(user=user)
+nodes = {}
+for name in NAMES:
+    _, nodes[name] = node_create(name=name, hardware=HARDWARE)
+print("TOKENS=" + json.dumps({"user": key, "nodes": nodes}))
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_http(url: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            requests.get(url, timeout=1.0)
+            return
+        except requests.RequestException:
+            time.sleep(0.2)
+    raise RuntimeError(f"{url} did not answer within {timeout:.0f} s")
+
+
+class LocalFarm:
+    """`env` is the server's environment (DATABASE_URL, CELERY_BROKER_URL, FARM_* ...)."""
+
+    def __init__(self, workdir: Path, env: dict[str, str]) -> None:
+        self.workdir = workdir
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = {
+            **os.environ,
+            "FARM_VAR_DIR": str(workdir / "var"),
+            "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "PYTHONUNBUFFERED": "1",
+            **env,
+        }
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.tokens: dict[str, Any] = {}
+
+    # --- server --------------------------------------------------------------------------
+
+    def manage(self, *args: str, stdin: str | None = None) -> str:
+        done = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=REPO_ROOT,
+            env=self.env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{done.stderr[-4000:]}")
+        return done.stdout
+
+    def setup(self, *, nodes: list[str], hardware: list[str]) -> None:
+        """Migrate, load the suites, create a user (API token) and nodes (node tokens)."""
+        self.manage("migrate", "--noinput")
+        self.manage("sync_suites")
+        script = f"NAMES = {nodes!r}\nHARDWARE = {hardware!r}\n" + _SETUP
+        out = self.manage("shell", stdin=script)
+        line = next(x for x in out.splitlines() if x.startswith("TOKENS="))
+        self.tokens = json.loads(line[len("TOKENS=") :])
+
+    def start_server(self) -> None:
+        self._start(
+            "server",
+            [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{self.port}"],
+            self.env,
+        )
+        wait_http(self.url + "/api/")
+
+    def start_server_worker(self) -> None:
+        """The server's own Celery worker with beat (reaper, resends, upkeep) on queue `server`."""
+        argv = [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "leaderboard",
+            "worker",
+            "--beat",
+            "--schedule",
+            str(self.workdir / "beat-schedule"),
+            "--queues",
+            "server",
+            "--pool",
+            "solo",
+            "--without-gossip",
+            "--without-mingle",
+            "--loglevel",
+            "WARNING",
+        ]
+        self._start("server-worker", argv, self.env)
+
+    # --- agents --------------------------------------------------------------------------
+
+    def agent_env(self, name: str, **extra: str) -> dict[str, str]:
+        return {
+            **self.env,
+            "FARM_URL": self.url,
+            "FARM_NODE_TOKEN": self.tokens["nodes"][name],
+            "FARM_NODE_NAME": name,
+            "FARM_HOME": str(self.workdir / "agents" / name),
+            "FARM_AGENT_METRICS_PORT": "0",
+            "FARM_AGENT_JOURNAL": str(self.workdir / f"journal-{name}.jsonl"),
+            **extra,
+        }
+
+    def start_agent(self, name: str, **extra: str) -> subprocess.Popen[bytes]:
+        argv = [sys.executable, "-m", "agents", "--log-level", "WARNING"]
+        return self._start(f"agent:{name}", argv, self.agent_env(name, **extra))
+
+    def kill_agent(self, name: str) -> None:
+        """SIGKILL the agent and every process of its session (a machine that dies)."""
+        proc = self.procs.pop(f"agent:{name}")
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+    def journal(self, name: str) -> list[dict[str, Any]]:
+        path = self.workdir / f"journal-{name}.jsonl"
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+    # --- the user's side -----------------------------------------------------------------
+
+    def api(self, method: str, path: str, **kw: Any) -> Any:
+        headers = {"Authorization": f"Bearer {self.tokens['user']}"}
+        r = requests.request(method, self.url + path, headers=headers, timeout=30, **kw)
+        r.raise_for_status()
+        return r.json()
+
+    def submit(self, source: str, *, problem: str, hardware: str, mode: str = "test") -> int:
+        body = {"problem": problem, "source": source, "hardware": [hardware], "mode": mode}
+        return int(self.api("POST", "/api/submissions/", json=body)["runs"][0]["id"])
+
+    def run(self, run_id: int) -> dict[str, Any]:
+        return dict(self.api("GET", f"/api/runs/{run_id}/"))
+
+    def wait_runs(self, ids: list[int], timeout: float) -> dict[int, dict[str, Any]]:
+        """Poll until every run is done or failed (or the timeout); returns the last states."""
+        deadline = time.monotonic() + timeout
+        states: dict[int, dict[str, Any]] = {}
+        while time.monotonic() < deadline:
+            states = {i: self.run(i) for i in ids}
+            if all(s["state"] in ("done", "failed") for s in states.values()):
+                break
+            time.sleep(1.0)
+        return states
+
+    # --- plumbing ------------------------------------------------------------------------
+
+    def _start(self, key: str, argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+        log = open(self.workdir / f"{key.replace(':', '-')}.log", "ab")  # noqa: SIM115
+        proc = subprocess.Popen(
+            argv, cwd=REPO_ROOT, env=env, stdout=log, stderr=log, start_new_session=True
+        )
+        self.procs[key] = proc
+        return proc
+
+    def stop(self) -> None:
+        """Stop everything this farm started (its own processes only)."""
+        for key, proc in list(self.procs.items()):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=10)
+            self.procs.pop(key, None)
