@@ -1,1 +1,1 @@
-"""The `farm` subcommands that talk to a farm server (login, submit, status, runs, board, export)."""
+"""The `farm` subcommands that talk to a farm server (login, submit, status, runs, ...)."""

@@ -31,12 +31,21 @@ def run_import(args: argparse.Namespace) -> int:
     drafts, skipped = importer(args.format)(root)
     name = args.name or f"{args.format}-{root.resolve().name}"
     dest = args.dest or user_suite_dir()
-    suite_hash = common.write_suite(name, drafts, dest, force=args.force)
+    suite_hash, not_loaded = common.write_suite(name, drafts, dest, force=args.force)
+    skipped += not_loaded
+    if args.format == "flashinfer":
+        from farm.suite.importers import flashinfer
+
+        out = dest.parent / "solutions" / name
+        written, notes = flashinfer.convert_solutions(root, out)
+        skipped += notes
+        if written:
+            print(f"{len(written)} solutions written as submission files to {out}", file=sys.stderr)
     for line in skipped:
         print(f"skipped {line}", file=sys.stderr)
     print(suite_hash)
     print(
-        f"imported {len(drafts)} problems into suite {name} at {dest / name}"
+        f"imported {len(drafts) - len(not_loaded)} problems into suite {name} at {dest / name}"
         + (f"; {len(skipped)} skipped" if skipped else ""),
         file=sys.stderr,
     )

@@ -76,7 +76,10 @@ class ProblemDraft:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def yaml_text(self) -> str:
-        tolerance = {self.dtype: DEFAULT_TOLERANCE.get(self.dtype, {"atol": 0, "rtol": 0})}
+        used = [self.dtype] + [t["dtype"] for t in (*self.inputs, *self.outputs) if "dtype" in t]
+        tolerance = {d: DEFAULT_TOLERANCE[d] for d in dict.fromkeys(used) if d in DEFAULT_TOLERANCE}
+        if self.dtype.startswith("float8") or any(d.startswith("float8") for d in used):
+            tolerance |= {d: {"atol": 0.125, "rtol": 0.125} for d in used if d.startswith("float8")}
         data = {
             "name": self.name,
             "category": self.category,
@@ -172,15 +175,18 @@ def flops_formula(
     coeff = base // denominator
     terms = [str(coeff)] + [n if p == 1 else f"{n}**{p}" for n, p in exponents.items()]
     formula = "*".join(t for t in terms if t != "1") or "1"
-    check = {n: max(1, (v + 1) // 2) for n, v in axes.items()}
+    check = {**axes, **{n: max(1, (axes[n] + 1) // 2) for n in names}}
     expected = coeff * math.prod(check[n] ** p for n, p in exponents.items())
     if counts(check) != expected:
         return "0", "FLOP count is not a monomial in the axes; FLOPs set to 0"
     return formula, None
 
 
-def write_suite(name: str, drafts: list[ProblemDraft], dest: Path, *, force: bool) -> str:
-    """Write every draft under dest/<name>/, pin it and check it loads; return the suite hash.
+def write_suite(
+    name: str, drafts: list[ProblemDraft], dest: Path, *, force: bool
+) -> tuple[str, list[str]]:
+    """Write every draft under dest/<name>/, pin it and check it loads; return the suite hash
+    and a message per problem left out because it did not load.
 
     The suite is built in a temporary directory and moved in place only when it loads, so a
     failed import never leaves a half-written suite. An existing suite needs `force`.
@@ -198,16 +204,18 @@ def write_suite(name: str, drafts: list[ProblemDraft], dest: Path, *, force: boo
     dest.mkdir(parents=True, exist_ok=True)
     tmp_root = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=dest))
     staging = tmp_root / name
+    skipped = []
     try:
         for draft in drafts:
             problem_dir = staging / draft.name
-            problem_dir.mkdir(parents=True)
-            (problem_dir / "problem.yaml").write_text(draft.yaml_text())
-            (problem_dir / "reference.py").write_text(draft.reference)
-            for rel, text in draft.files.items():
-                (problem_dir / rel).parent.mkdir(parents=True, exist_ok=True)
-                (problem_dir / rel).write_text(text)
-            loader.load_problem(problem_dir, label=f"{name}/")
+            _write_problem(problem_dir, draft)
+            try:
+                loader.load_problem(problem_dir, label=f"{name}/")
+            except SuiteError as exc:
+                skipped.append(f"{draft.name}: {exc.message}")
+                shutil.rmtree(problem_dir)
+        if len(skipped) == len(drafts):
+            raise SuiteError(f"no problem of suite {name} loads: {skipped[0]}")
         suite_hash = manifest.write(staging)
         if target.exists():
             shutil.rmtree(target)
@@ -215,7 +223,16 @@ def write_suite(name: str, drafts: list[ProblemDraft], dest: Path, *, force: boo
     finally:
         shutil.rmtree(tmp_root, ignore_errors=True)
     loader._load_suite_cached.cache_clear()
-    return suite_hash
+    return suite_hash, skipped
+
+
+def _write_problem(problem_dir: Path, draft: ProblemDraft) -> None:
+    problem_dir.mkdir(parents=True)
+    (problem_dir / "problem.yaml").write_text(draft.yaml_text())
+    (problem_dir / "reference.py").write_text(draft.reference)
+    for rel, text in draft.files.items():
+        (problem_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        (problem_dir / rel).write_text(text)
 
 
 def axis_name(raw: str, taken: set[str]) -> str:
