@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import torch
+import yaml
+from conftest import FIXTURES, SUBMISSIONS, evaluate, import_suite
+
+from farm.suite import manifest
+from farm.suite.loader import load_suite
+
+SUITE = "kb-test"
+
+
+def test_import_names_levels_and_pins(farm_home, capsys):
+    assert import_suite("kernelbench", SUITE) == 0
+    suite = load_suite(SUITE)
+    assert set(suite.problems) == {
+        "level1-23_Softmax",
+        "level1-2_Projection",
+        "level2-7_ConvScaleRelu",
+    }
+    assert suite.hash == manifest.verify(suite.root)
+    assert suite.hash in capsys.readouterr().out
+
+
+def test_source_shapes_kept_and_small_workload_scaled(farm_home):
+    import_suite("kernelbench", SUITE)
+    softmax = load_suite(SUITE).problem("level1-23_Softmax")
+    source, small = softmax.workloads
+    assert source.axes == {"batch_size": 512, "features": 4096} and not source.small
+    assert small.small
+    assert small.axes["batch_size"] * small.axes["features"] <= 64 * 1024
+    assert softmax.flops == "0" and "flop_counter" in softmax.extra["flops_note"]
+
+
+def test_flops_from_the_flop_counter(farm_home):
+    import_suite("kernelbench", SUITE)
+    projection = load_suite(SUITE).problem("level1-2_Projection")
+    source = projection.workload("source")
+    assert projection.flop_count(source) == 2 * 256 * 1024 * 512
+    assert projection.outputs[0].resolved_shape(source.axes) == (256, 512)
+    conv = load_suite(SUITE).problem("level2-7_ConvScaleRelu")
+    w = conv.workloads[0]
+    assert conv.outputs[0].resolved_shape(w.axes) == (4, 8, 18, 18)
+
+
+def test_reference_seeds_model_weights_like_the_harness(farm_home):
+    import_suite("kernelbench", SUITE)
+    problem = load_suite(SUITE).problem("level1-2_Projection")
+    from farm.harness.reference import load_reference
+
+    ref = load_reference(problem)
+    small = problem.workload("small")
+    args = ref.init_inputs(small.axes)
+    torch.manual_seed(ref.WEIGHT_SEED)
+    model = torch.nn.Linear(*args)
+    gen = torch.Generator().manual_seed(3)
+    (x,) = ref.make_inputs(small.axes, torch.float32, torch.device("cpu"), gen)
+    assert torch.allclose(ref.reference(x), model(x), atol=1e-6)
+
+
+def test_modelnew_with_the_same_parameters_passes(farm_home):
+    import_suite("kernelbench", SUITE)
+    doc = evaluate(SUBMISSIONS / "projection_modelnew.py", SUITE, "level1-2_Projection")
+    assert doc["verdict"] == "PASSED", doc["reasons"]
+    assert doc["submission"]["form"] == "kernelbench"
+    doc = evaluate(SUBMISSIONS / "conv_modelnew.py", SUITE, "level2-7_ConvScaleRelu")
+    assert doc["verdict"] == "PASSED", doc["reasons"]
+
+
+def test_modelnew_with_other_weights_fails(farm_home, tmp_path):
+    import_suite("kernelbench", SUITE)
+    wrong = tmp_path / "wrong.py"
+    text = (SUBMISSIONS / "projection_modelnew.py").read_text()
+    wrong.write_text(
+        text.replace("super().__init__()", "super().__init__()\n        torch.rand(7)")
+    )
+    doc = evaluate(wrong, SUITE, "level1-2_Projection")
+    assert doc["verdict"] == "INCORRECT"
+
+
+def test_existing_suite_needs_force(farm_home, capsys):
+    assert import_suite("kernelbench", SUITE) == 0
+    assert import_suite("kernelbench", SUITE) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert import_suite("kernelbench", SUITE, "--force") == 0
+
+
+def test_problem_yaml_records_its_origin(farm_home):
+    import_suite("kernelbench", SUITE)
+    root = load_suite(SUITE).root
+    data = yaml.safe_load((root / "level1-23_Softmax" / "problem.yaml").read_text())
+    assert data["extra"]["imported_from"] == {
+        "format": "kernelbench",
+        "file": "level1/23_Softmax.py",
+    }
+    kept = (root / "level1-23_Softmax" / "source.py").read_text()
+    assert kept == (FIXTURES / "kernelbench" / "level1" / "23_Softmax.py").read_text()
