@@ -2,9 +2,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.cache import cache
+from django.http import HttpResponse
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import exceptions, serializers
 from rest_framework.permissions import AllowAny
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -62,6 +65,21 @@ def entry_json(r: RankedEntry) -> dict[str, Any]:
 
 
 def board_json(board: Board | None, suite: Any, problem: Any, hardware: str) -> dict[str, Any]:
+    return _board_json(board, suite, problem, hardware)
+
+
+def board_json_bytes(board: Board) -> bytes:
+    """The board rendered as JSON, cached per board version (every change bumps it)."""
+    key = f"board:{board.pk}:{board.version}:{board.sources_public}:{board.owner_id}"
+    found = cache.get(key)
+    if found is None:
+        doc = _board_json(board, board.problem.suite, board.problem, board.hardware_id)
+        found = JSONRenderer().render(doc)
+        cache.set(key, found, timeout=300)
+    return found
+
+
+def _board_json(board: Board | None, suite: Any, problem: Any, hardware: str) -> dict[str, Any]:
     ranked = board_ranking(board=board) if board else []
     return {
         "suite": suite.name,
@@ -126,7 +144,7 @@ class BoardDetailApi(APIView):
     def get(self, request, suite: str, problem: str, hardware: str):  # type: ignore[no-untyped-def]
         board = board_find(suite=suite, problem=problem, hardware=hardware)
         if board is not None:
-            return Response(board_json(board, board.problem.suite, board.problem, hardware))
+            return HttpResponse(board_json_bytes(board), content_type="application/json")
         s, p, h = _resolve(suite, problem, hardware)
         return Response(board_json(None, s, p, h.name))
 

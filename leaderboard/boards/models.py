@@ -16,6 +16,9 @@ class Board(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     sources_public = models.BooleanField(default=False)
+    version = models.PositiveBigIntegerField(
+        default=0, help_text="bumped on every change of entries"
+    )
 
     class Meta:
         constraints = [

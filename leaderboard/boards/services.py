@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from django.db import transaction
+from django.db.models import F
 
 from leaderboard.boards.models import Board, BoardEntry
 from leaderboard.runs.models import Run, WorkloadResult
@@ -42,6 +43,7 @@ def board_entry_refresh(*, problem_id: int, hardware_id: str, user_id: int) -> B
         .order_by("-sol_score", "finished_at")
         .first()
     )
+    Board.objects.filter(pk=board.pk).update(version=F("version") + 1)
     if best is None:
         BoardEntry.objects.filter(board=board, user_id=user_id).delete()
         return None
@@ -105,5 +107,6 @@ def board_update(
         board.sources_public = sources_public
     if owner_id is not None:
         board.owner_id = owner_id
-    board.save(update_fields=["sources_public", "owner"])
+    board.version += 1
+    board.save(update_fields=["sources_public", "owner", "version"])
     return board

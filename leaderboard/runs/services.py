@@ -175,6 +175,8 @@ def _check_holder(run: Run, node: Node, attempt: int) -> None:
 
 def document_digest(document: dict[str, Any]) -> str:
     canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    if "\\u0000" in canonical:
+        raise ValueError("strings must not contain NUL characters (\\u0000)")
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 

@@ -38,10 +38,9 @@ class HardwareField(serializers.Field):
     """One hardware class name, or a list of them."""
 
     def to_internal_value(self, data: Any) -> list[str]:
-        if isinstance(data, str):
-            return [data]
-        if isinstance(data, list) and all(isinstance(x, str) for x in data):
-            return list(data)
+        names = [data] if isinstance(data, str) else data
+        if isinstance(names, list) and all(isinstance(x, str) and "\x00" not in x for x in names):
+            return list(names)
         raise serializers.ValidationError("must be a hardware class name or a list of names")
 
     def to_representation(self, value: Any) -> Any:
