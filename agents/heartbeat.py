@@ -41,7 +41,7 @@ class Heartbeat:
         self.abandoned = list(answer.get("abandon") or [])
         if self.abandoned:
             log.info(
-                "the server took back (or finished) runs %s from this node; a late result is refused",
+                "runs %s are no longer this node's (finished, or taken back)",
                 self.abandoned,
             )
         return True
