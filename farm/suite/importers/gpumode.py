@@ -71,6 +71,8 @@ def problem_draft(folder: Path, root: Path) -> common.ProblemDraft:
     }
     if note:
         extra["flops_note"] = note
+    is_tuple = _data_is_tuple(module, {**constants, **first_axes})
+    extra["gpumode_data"] = "tuple" if is_tuple else "tensor"
     files = {f"{SOURCE_DIR}/{p.name}": p.read_text() for p in sorted(folder.glob("*.py"))}
     files |= {f"{SOURCE_DIR}/{h.name}": h.read_text() for h in helpers}
     files[f"{SOURCE_DIR}/task.yml"] = (folder / "task.yml").read_text()
@@ -93,7 +95,7 @@ def problem_draft(folder: Path, root: Path) -> common.ProblemDraft:
             axes=axes_names,
             constants=constants,
             source=SOURCE_DIR,
-            is_tuple=_data_is_tuple(module, {**constants, **first_axes}),
+            is_tuple=is_tuple,
         ),
         files=files,
         extra=extra,

@@ -48,3 +48,4 @@ def test_two_problems_keep_their_own_helpers(farm_home):
     suite = load_suite(SUITE)
     refs = [load_reference(suite.problem(n)) for n in ("pmpp-scaled_sum", "pmpp-row_norm")]
     assert refs[0].DATA_IS_TUPLE is True and refs[1].DATA_IS_TUPLE is False
+    assert suite.problem("pmpp-row_norm").extra["gpumode_data"] == "tensor"
