@@ -175,8 +175,8 @@ def _fill_boards(cur, problems, user_ids) -> None:  # type: ignore[no-untyped-de
     for p in problems:
         for hw in HARDWARE:
             cur.execute(
-                "INSERT INTO boards_board (problem_id, hardware_id, sources_public) "
-                "VALUES (%s, %s, false) RETURNING id",
+                "INSERT INTO boards_board (problem_id, hardware_id, sources_public, version) "
+                "VALUES (%s, %s, false, 0) RETURNING id",
                 (p.pk, hw),
             )
             board_id = cur.fetchone()[0]

@@ -11,7 +11,7 @@ from leaderboard.artifacts.store import ArtifactStoreError
     autoretry_for=(ArtifactStoreError,),
     retry_backoff=5,
     retry_backoff_max=600,
-    max_retries=None,
+    max_retries=20,  # then the periodic sweep (store_pending_sources) keeps trying
     acks_late=True,
 )
 def store_source(sha256: str) -> bool:

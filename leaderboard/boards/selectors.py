@@ -7,6 +7,8 @@ from django.db.models import QuerySet
 
 from leaderboard.boards.models import Board, BoardEntry
 
+HEAVY_PROBLEM_FIELDS = ("sol_table", "workloads", "description")
+
 
 @dataclass
 class RankedEntry:
@@ -18,6 +20,7 @@ class RankedEntry:
 def board_find(*, suite: str, problem: str, hardware: str) -> Board | None:
     return (
         Board.objects.select_related("problem__suite", "hardware", "owner")
+        .defer(*(f"problem__{f}" for f in HEAVY_PROBLEM_FIELDS), "hardware__spec")
         .filter(problem__suite_id=suite, problem__name=problem, hardware_id=hardware)
         .first()
     )

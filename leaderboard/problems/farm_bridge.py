@@ -120,7 +120,7 @@ def sol_ms(problem: Problem, workload: Workload, hardware: str) -> dict[str, Any
     except ImportError:
         return None
     except Exception as exc:  # e.g. a dtype the hardware lacks
-        log.info("no SOL for %s/%s on %s: %s", problem.name, workload.id, hardware, exc)
+        log.debug("no SOL for %s/%s on %s: %s", problem.name, workload.id, hardware, exc)
         return None
     return {
         "workload": workload.id,
@@ -144,7 +144,7 @@ def floor_ms(problem: Problem, workload: Workload, hardware: str) -> float | Non
 
         return float(sol_floor_ms(problem, workload, spec)) * slack
     except Exception as exc:
-        log.info("no floor for %s/%s on %s: %s", problem.name, workload.id, hardware, exc)
+        log.debug("no floor for %s/%s on %s: %s", problem.name, workload.id, hardware, exc)
         return None
 
 

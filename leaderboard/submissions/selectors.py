@@ -9,7 +9,9 @@ from leaderboard.submissions.models import Submission
 
 def submissions_visible(*, user) -> QuerySet[Submission]:  # type: ignore[no-untyped-def]
     """Staff see all; a user sees their own and everyone's non-private submissions."""
-    qs = Submission.objects.select_related("problem", "suite", "user", "source")
+    qs = Submission.objects.select_related("problem", "suite", "user", "source").defer(
+        "problem__sol_table", "problem__workloads", "problem__description", "source__pending_text"
+    )
     if user.is_staff:
         return qs
     if user.is_authenticated:
