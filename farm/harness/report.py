@@ -158,6 +158,10 @@ def finish(
         if entry["status"] == WorkloadStatus.PASSED.value and entry["time_ms"] is not None:
             _score(entry, problem, target, doc)
             doc["guard"]["findings"] += wall_clock_findings(entry)
+    for entry in entries:
+        # leaderboard mode draws every workload's inputs from the secret seed; the server counts
+        # a run on a board only when its entries say so
+        entry["secret"] = bool(doc["seeds"]["secret"])
     order = {w.id: i for i, w in enumerate(problem.workloads)}
     doc["workloads"] = sorted(entries, key=lambda e: order.get(e["id"], 0))
     _verdict(doc)

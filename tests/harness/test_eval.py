@@ -71,6 +71,7 @@ def test_leaderboard_mode_uses_a_secret_seed(tmp_path, sandbox_ready, monkeypatc
         policy={"budget_ms": 50},
     )
     assert doc["verdict"] == "PASSED" and doc["seeds"]["secret"] is True
+    assert doc["workloads"] and all(w["secret"] is True for w in doc["workloads"])
     assert "s3cret" not in json.dumps(doc)
 
 
