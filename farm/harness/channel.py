@@ -29,8 +29,11 @@ class WorkerDied(Exception):
 
 @dataclass
 class WorkerSpec:
+    """How to start one worker. `read_dirs` are the host directories it may read (the problem's
+    directory, or every suite directory for a pre-started worker that learns its problem later)."""
+
     device: str  # cuda | rocm | cpu | npu-sim
-    problem_dir: Path
+    read_dirs: list[Path]
     workdir: Path
     device_index: int = 0
     limits: Limits = field(default_factory=Limits)
@@ -49,12 +52,12 @@ class WorkerProcess:
             env=env,
             limits=spec.limits,
             device=_assignment(spec),
-            ro_binds=[spec.problem_dir],
+            ro_binds=spec.read_dirs,
         )
         self._drain = threading.Thread(target=self._read_stderr, daemon=True)
         self._drain.start()
         hello = self.request(
-            {"op": "setup", "device": spec.device, "problem_dir": str(spec.problem_dir)},
+            {"op": "setup", "device": spec.device},
             timeout=300,
         )
         self.hello = hello[0]

@@ -7,9 +7,11 @@ torch.compile) are timed in a separate worker that never loads the submission.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ import torch
 from farm.errors import FarmError, SubmissionError
 from farm.harness import correctness, report, seeds
 from farm.harness.channel import WorkerDied, WorkerProcess, WorkerSpec, stage_source
+from farm.harness.pool import WorkerPool
 from farm.harness.reference import expected
 from farm.harness.targets import Target, resolve_target
 from farm.result import Mode, Verdict, WorkloadStatus, reason
@@ -48,6 +51,7 @@ class EvalOptions:
     policy: dict[str, Any] = field(default_factory=dict)
     device_index: int = 0
     limits: Limits = field(default_factory=Limits)
+    pool: WorkerPool | None = None  # warm workers (agents); None starts fresh ones
 
 
 def evaluate(source_path: str | Path, **options: Any) -> dict[str, Any]:
@@ -95,6 +99,7 @@ class Evaluation:
         self.entries: dict[str, dict[str, Any]] = {}
         self.rng = random.SystemRandom()
         self._last_stats: dict[str, float] = {}
+        self.phases: dict[str, float] = {}
 
     def execute(self) -> dict[str, Any]:
         started = time.time()
@@ -108,6 +113,7 @@ class Evaluation:
             self._run(workloads)
         self.doc["environment"]["after"] = self.target.environment()
         report.finish(self.doc, self.problem, self.target, list(self.entries.values()), started)
+        self.doc["timing"]["phases_s"] = self.phases
         return self.doc
 
     def _workloads(self) -> list[Workload]:
@@ -133,48 +139,74 @@ class Evaluation:
             try:
                 timed = self._candidate(worker, workloads)
             finally:
-                worker.close()
                 self.doc["logs"]["worker_stderr"] = worker.stderr_text()[-20000:]
+                self._release("candidate", worker)
         if self.mode != Mode.TEST and self.opts.baselines and timed:
-            self._baselines(timed)
+            with self._phase("baselines"):
+                self._baselines(timed)
 
     def _start_candidate(self, tmp: Path, workloads: list[Workload]) -> WorkerProcess | None:
-        workdir = tmp / "candidate"
-        workdir.mkdir()
-        staged = stage_source(self.source_path, workdir)
         try:
-            worker = self._spawn(workdir)
+            with self._phase("sandbox_start"):
+                worker = self._acquire("candidate", tmp / "candidate")
+            staged = stage_source(self.source_path, worker.spec.workdir)
             axes = workloads[0].axes if workloads else {}
-            reply, _ = worker.request(
-                {"op": "load", "source_path": str(staged), "axes": axes}, timeout=300
-            )
+            request = {
+                "op": "load",
+                "source_path": str(staged),
+                "axes": axes,
+                "problem_dir": str(self.problem.directory.resolve()),
+            }
+            with self._phase("load"):
+                reply, _ = worker.request(request, timeout=300)
         except WorkerDied as exc:
             self._fail_all(workloads, Verdict.COMPILE_ERROR, "LOAD_FAILED", exc.detail)
             return None
         self.doc["guard"]["findings"] += reply.get("findings", [])
         if not reply.get("ok"):
-            self._fail_all(
-                workloads,
-                reply.get("status", "COMPILE_ERROR"),
-                "LOAD_FAILED",
-                reply.get("detail", ""),
-            )
-            worker.close()
+            status = reply.get("status", "COMPILE_ERROR")
+            self._fail_all(workloads, status, "LOAD_FAILED", reply.get("detail", ""))
+            self._release("candidate", worker)
             return None
         self.doc["submission"]["form"] = reply.get("form")
         return worker
 
-    def _spawn(self, workdir: Path) -> WorkerProcess:
+    def _acquire(self, kind: str, workdir: Path) -> WorkerProcess:
+        """A started worker: from the pool when there is one, else a fresh one in `workdir`."""
+        pool = self.opts.pool
+        if pool is not None:
+            self.doc["environment"]["sandbox"] = pool.runner.name
+            return pool.candidate() if kind == "candidate" else pool.baseline(kind)
+        workdir.mkdir(parents=True, exist_ok=True)
         runner = get_runner(self.opts.sandbox)
         spec = WorkerSpec(
             device=self.target.device,
-            problem_dir=self.problem.directory.resolve(),
+            read_dirs=[self.problem.directory.resolve()],
             workdir=workdir,
             device_index=self.opts.device_index,
             limits=self.opts.limits,
         )
         self.doc["environment"]["sandbox"] = runner.name
         return WorkerProcess(runner, spec)
+
+    def _release(self, kind: str, worker: WorkerProcess) -> None:
+        pool = self.opts.pool
+        if pool is None:
+            worker.close()
+        elif kind == "candidate" or worker.proc.poll() is not None:
+            pool.discard(worker)
+        else:
+            pool.give_back(kind, worker)
+
+    @contextlib.contextmanager
+    def _phase(self, name: str) -> Iterator[None]:
+        """Add the wall time of a block to the document's phase breakdown (seconds)."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            spent = time.perf_counter() - start
+            self.phases[name] = round(self.phases.get(name, 0.0) + spent, 4)
 
     def _fail_all(self, workloads: list[Workload], status: str, code: str, detail: str) -> None:
         for w in workloads:
@@ -191,9 +223,11 @@ class Evaluation:
         timed = []
         for i, w in enumerate(workloads):
             try:
-                entry = self._check(worker, w)
+                with self._phase("correctness"):
+                    entry = self._check(worker, w)
                 if entry["status"] == WorkloadStatus.PASSED and self.mode != Mode.TEST:
-                    self._time(worker, w, entry)
+                    with self._phase("timing"):
+                        self._time(worker, w, entry)
                     if entry["status"] == WorkloadStatus.PASSED:
                         timed.append(w)
             except WorkerDied as exc:
@@ -313,31 +347,28 @@ class Evaluation:
                 self._baseline(Path(tmp) / kind, kind, timed)
 
     def _baseline(self, workdir: Path, kind: str, timed: list[Workload]) -> None:
-        workdir.mkdir(parents=True)
+        request = {
+            "op": "load",
+            "builtin": "reference",
+            "compile": kind == "compile",
+            "axes": timed[0].axes,
+            "problem_dir": str(self.problem.directory.resolve()),
+        }
         try:
-            worker = self._spawn(workdir)
-            reply, _ = worker.request(
-                {
-                    "op": "load",
-                    "builtin": "reference",
-                    "compile": kind == "compile",
-                    "axes": timed[0].axes,
-                },
-                timeout=300,
-            )
+            worker = self._acquire(kind, workdir)
+            reply, _ = worker.request(request, timeout=300)
         except WorkerDied as exc:
             self.doc["reasons_extra"].append(reason("BASELINE_FAILED", f"{kind}: {exc.detail}"))
             return
-        if not reply.get("ok"):
-            detail = f"{kind}: {reply.get('detail', '')[-500:]}"
-            self.doc["reasons_extra"].append(reason("BASELINE_FAILED", detail))
-            worker.close()
-            return
         try:
+            if not reply.get("ok"):
+                detail = f"{kind}: {reply.get('detail', '')[-500:]}"
+                self.doc["reasons_extra"].append(reason("BASELINE_FAILED", detail))
+                return
             for w in timed:
                 self._baseline_one(worker, kind, w)
         finally:
-            worker.close()
+            self._release(kind, worker)
 
     def _baseline_one(self, worker: WorkerProcess, kind: str, w: Workload) -> None:
         seed = seeds.derive(self.base, self.problem.name, w.id, "baseline", kind)

@@ -13,8 +13,9 @@ import os
 import time
 from typing import Any
 
-MARGIN_C = float(os.environ.get("FARM_COOLDOWN_MARGIN_C", "4"))
-MAX_WAIT_S = float(os.environ.get("FARM_COOLDOWN_MAX_S", "20"))
+# Defaults keep the wait short enough for a busy node (FARM_COOLDOWN_MAX_S=0 turns it off).
+MARGIN_C = float(os.environ.get("FARM_COOLDOWN_MARGIN_C", "6"))
+MAX_WAIT_S = float(os.environ.get("FARM_COOLDOWN_MAX_S", "8"))
 _coolest: dict[int, float] = {}
 
 
@@ -36,7 +37,7 @@ def cool_down(
     """Wait until the device is within `margin_c` of its coolest reading; return what happened."""
     start = time.monotonic()
     first = temp = temperature_c(index)
-    if temp is None:
+    if temp is None or max_s <= 0:
         return {"temperature_c": None, "waited_s": 0.0}
     _coolest[index] = min(_coolest.get(index, temp), temp)
     while (

@@ -61,7 +61,7 @@ class Session:
         self.out = chan_out
         self.device_kind = setup["device"]
         self.device = torch.device("cuda" if self.device_kind in ("cuda", "rocm") else "cpu")
-        self.reference = runtime.load_problem_module(Path(setup["problem_dir"]))
+        self.reference: Any = None  # the problem's reference.py, set by `load`
         self.submission: Any = None
         self.guard = runtime.Guard(cuda=self.device.type == "cuda")
         self.timer: Any = None
@@ -97,6 +97,7 @@ class Session:
         from farm.errors import SubmissionError
         from farm.harness import forms, runtime
 
+        self.reference = runtime.load_problem_module(Path(request["problem_dir"]))
         if request.get("builtin") == "reference":
             self.submission = _reference_call(self.reference, bool(request.get("compile")))
             return {"ok": True, "form": "reference", "findings": []}, []

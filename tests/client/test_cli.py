@@ -5,7 +5,7 @@ from __future__ import annotations
 import stat
 
 import pytest
-from conftest import run_json, submission_json
+from tests.client.conftest import run_json, submission_json
 
 from farm.cli import main
 from farm.client.config import config_path

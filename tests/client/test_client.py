@@ -3,7 +3,7 @@ from __future__ import annotations
 import socket
 
 import pytest
-from conftest import run_json, submission_json
+from tests.client.conftest import run_json, submission_json
 
 from farm.client import BadRequest, FarmClient, Refused, ServerUnavailable, WaitTimeout
 from farm.client.types import SubmitRequest

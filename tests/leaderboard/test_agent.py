@@ -9,7 +9,7 @@ import pytest
 import requests
 from django.db import connection
 from django.utils import timezone
-from lbkit import AMD, GPU, HW, SUITE, VECTOR_ADD, finish, result_doc, submit
+from tests.leaderboard.lbkit import AMD, GPU, HW, SUITE, VECTOR_ADD, finish, result_doc, submit
 
 from leaderboard.nodes.models import Node
 from leaderboard.runs.models import Result, Run

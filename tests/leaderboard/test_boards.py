@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lbkit import HW, SUITE, finish, make_node, submit, user_client
+from tests.leaderboard.lbkit import HW, SUITE, finish, make_node, submit, user_client
 
 from leaderboard.boards.models import BoardEntry
 from leaderboard.runs.models import Result, Run

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from unittest import mock
 
-from lbkit import GPU, HW, submit
+from tests.leaderboard.lbkit import GPU, HW, submit
 
 from leaderboard.celery import app
 from leaderboard.runs.models import Run

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
-from lbkit import HW, SUITE, finish, make_node, submit
+from tests.leaderboard.lbkit import HW, SUITE, finish, make_node, submit
 
 from leaderboard import env
 from leaderboard.problems import farm_bridge

@@ -4,7 +4,7 @@ anonymous. Denied requests must change nothing."""
 from __future__ import annotations
 
 import pytest
-from lbkit import HW, SUITE, VECTOR_ADD, make_node, result_doc
+from tests.leaderboard.lbkit import HW, SUITE, VECTOR_ADD, make_node, result_doc
 
 from leaderboard.boards.models import Board
 from leaderboard.nodes.models import Node

@@ -9,7 +9,7 @@ import time
 
 import pytest
 from django.test import override_settings
-from lbkit import HW, VECTOR_ADD, free_port, make_node, submit
+from tests.leaderboard.lbkit import HW, VECTOR_ADD, free_port, make_node, submit
 
 from leaderboard.artifacts import tasks
 from leaderboard.artifacts.store import ArtifactStoreError, artifact_store

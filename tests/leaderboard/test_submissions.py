@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from lbkit import AMD, GPU, HW, SUITE, VECTOR_ADD, submit
+from tests.leaderboard.lbkit import AMD, GPU, HW, SUITE, VECTOR_ADD, submit
 
 from leaderboard.accounts.models import Quota
 from leaderboard.runs.models import Run

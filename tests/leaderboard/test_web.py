@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
-from lbkit import GPU, HW, SUITE, VECTOR_ADD, finish, make_node, submit
+from tests.leaderboard.lbkit import GPU, HW, SUITE, VECTOR_ADD, finish, make_node, submit
 
 from leaderboard.runs.models import Run
 from leaderboard.submissions.models import Submission

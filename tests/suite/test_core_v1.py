@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 import torch
-from conftest import (
+from tests.suite.conftest import (
     core_suite,
     make_inputs,
     problem_params,

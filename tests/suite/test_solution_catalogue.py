@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import core_suite
+from tests.suite.conftest import core_suite
 
 SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
 HEADER = re.compile(r"\A# problem: (?P<problem>\S+)\n# expect: (?P<expect>\S+)\n")

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import FIXTURES, evaluate, import_suite
+from tests.suite.importers.conftest import FIXTURES, evaluate, import_suite
 
 from farm.cli import main
 from farm.suite.importers import flashinfer

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from conftest import SUBMISSIONS, evaluate, import_suite
+from tests.suite.importers.conftest import SUBMISSIONS, evaluate, import_suite
 
 from farm.suite.loader import load_suite
 

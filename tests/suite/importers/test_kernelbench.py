@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import torch
 import yaml
-from conftest import FIXTURES, SUBMISSIONS, evaluate, import_suite
+from tests.suite.importers.conftest import FIXTURES, SUBMISSIONS, evaluate, import_suite
 
 from farm.suite import manifest
 from farm.suite.loader import load_suite
