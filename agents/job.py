@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -94,6 +95,25 @@ class JobRunner:
         self.state = SlotState(node_dir, slot.number)
         self.lock_dir = node_dir / "locks"
         self.timeout_errors: tuple[type[BaseException], ...] = ()  # the soft time limit's
+        self._pool: Any = None
+
+    def warm_pool(self) -> Any:
+        """This slot's pre-started harness workers (farm.harness.pool), made on first use, so a
+        warm node does not start Python, torch and a sandbox for every job. FARM_AGENT_WARM_POOL=0
+        turns it off; tests that pass their own `evaluate` never start one."""
+        if self.evaluate is not default_evaluate or os.environ.get("FARM_AGENT_WARM_POOL") == "0":
+            return None
+        if self._pool is None:
+            import atexit
+
+            from farm.harness.pool import WorkerPool
+
+            index = self.slot.index if self.slot.device in ("cuda", "rocm") else 0
+            self._pool = WorkerPool(
+                device=self.slot.device, device_index=index, sandbox=self.cfg.sandbox
+            )
+            atexit.register(self._pool.close)
+        return self._pool
 
     def run(self, run_id: int) -> Outcome:
         lock = RunLock(self.lock_dir, run_id)
@@ -187,6 +207,9 @@ class JobRunner:
             options["hardware"] = self.slot.hardware
         if self.cfg.workloads:
             options["workloads"] = self.cfg.workloads
+        pool = self.warm_pool()
+        if pool is not None:
+            options["pool"] = pool  # the supervisor's per-request timeouts bound each job
         t0 = time.monotonic()
         try:
             with phases.observe() as spent:

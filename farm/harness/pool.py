@@ -32,7 +32,9 @@ class WorkerPool:
     device: str
     device_index: int = 0
     sandbox: str = "auto"
-    limits: Limits = field(default_factory=Limits)
+    # A warm worker may wait long before its job: the sandbox's wall clock must not run out
+    # while it waits, so it is a day; the supervisor's per-request timeouts bound each job.
+    limits: Limits = field(default_factory=lambda: Limits(wall_seconds=86400.0))
     ready_candidates: int = 1
     _ready: queue.Queue[WorkerProcess | BaseException] = field(default_factory=queue.Queue)
     _baselines: dict[str, WorkerProcess] = field(default_factory=dict)

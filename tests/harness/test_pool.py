@@ -1,0 +1,62 @@
+"""The warm worker pool: candidates are never reused, baselines are, and results are unchanged."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from farm.harness.pool import WorkerPool
+from farm.harness.supervisor import evaluate
+
+NATIVE = "def kernel(a, b):\n    return a + b\n"
+
+
+@pytest.fixture
+def pool(sandbox_ready):
+    p = WorkerPool(device="npu-sim")
+    yield p
+    p.close()
+
+
+def _wait_ready(pool: WorkerPool, timeout: float = 120) -> None:
+    end = time.monotonic() + timeout
+    while pool._ready.empty() and time.monotonic() < end:
+        time.sleep(0.2)
+
+
+@pytest.mark.slow
+def test_pooled_evaluations_match_and_start_warm(tmp_path, pool):
+    path = tmp_path / "k.py"
+    path.write_text(NATIVE)
+    _wait_ready(pool)
+    first = evaluate(path, problem="vector_add", device="npu-sim", pool=pool)
+    baseline = pool._baselines["eager"]
+    _wait_ready(pool)
+    second = evaluate(path, problem="vector_add", device="npu-sim", pool=pool)
+    assert first["verdict"] == second["verdict"] == "PASSED"
+    assert first["workloads"][0]["time_ms"] == second["workloads"][0]["time_ms"]  # simulated
+    assert second["timing"]["phases_s"]["sandbox_start"] < 1.0
+    assert pool._baselines["eager"] is baseline  # the trusted baseline worker was reused
+    fresh = evaluate(path, problem="vector_add", device="npu-sim")
+    assert fresh["workloads"][0]["time_ms"] == first["workloads"][0]["time_ms"]
+
+
+@pytest.mark.slow
+def test_a_candidate_worker_serves_one_submission(pool):
+    a = pool.candidate()
+    b = pool.candidate()
+    assert a.proc.pid != b.proc.pid
+    pool.discard(a, wait=True)
+    pool.discard(b, wait=True)
+    assert a.proc.poll() is not None and not a.spec.workdir.exists()
+
+
+@pytest.mark.slow
+def test_a_broken_submission_does_not_poison_the_pool(tmp_path, pool):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import os\ndef kernel(a, b):\n    os._exit(3)\n")
+    good = tmp_path / "good.py"
+    good.write_text(NATIVE)
+    assert evaluate(bad, problem="vector_add", device="npu-sim", pool=pool)["verdict"] != "PASSED"
+    assert evaluate(good, problem="vector_add", device="npu-sim", pool=pool)["verdict"] == "PASSED"
