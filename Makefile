@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 up: $(STAMP)
-	$(PY) -m farm up
+	$(PY) -m farm up $(UP_ARGS)
 
 test: $(STAMP) lint typecheck pytest
 

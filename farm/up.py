@@ -104,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
     sandbox = _sandbox_name(args.sandbox)
     _check_port(args.port)
     farm = LocalFarm(port=args.port, sandbox=sandbox, web_workers=args.web_workers)
-    previous = signal.signal(signal.SIGTERM, _interrupt), signal.getsignal(signal.SIGINT)
+    # Ctrl-C and SIGTERM both stop the farm, even when farm up started with SIGINT ignored
+    previous = signal.signal(signal.SIGTERM, _interrupt), signal.signal(signal.SIGINT, _interrupt)
     try:
         farm.prepare(examples=[] if args.no_examples else find_examples(args.examples))
         farm.start()
