@@ -16,11 +16,12 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]  # rl_kernels, and farm when not installed
 
-from rl_kernels.generate import candidates
+from rl_kernels.generate import candidates  # noqa: E402
 
-from farm.client import FarmClient, Run, SubmitRequest, WaitTimeout
+from farm.client import FarmClient, Run, SubmitRequest, WaitTimeout  # noqa: E402
 
 PENALTY = {"REJECTED": -1.0, "COMPILE_ERROR": -0.5, "RUNTIME_ERROR": -0.5, "TIMEOUT": -0.5}
 

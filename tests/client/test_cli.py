@@ -5,10 +5,10 @@ from __future__ import annotations
 import stat
 
 import pytest
-from tests.client.conftest import run_json, submission_json
 
 from farm.cli import main
 from farm.client.config import config_path
+from tests.client.conftest import run_json, submission_json
 
 
 @pytest.fixture

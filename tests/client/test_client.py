@@ -3,10 +3,10 @@ from __future__ import annotations
 import socket
 
 import pytest
-from tests.client.conftest import run_json, submission_json
 
 from farm.client import BadRequest, FarmClient, Refused, ServerUnavailable, WaitTimeout
 from farm.client.types import SubmitRequest
+from tests.client.conftest import run_json, submission_json
 
 
 def client(url: str, sleeps: list[float], **kw) -> FarmClient:  # type: ignore[no-untyped-def]

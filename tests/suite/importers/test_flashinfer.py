@@ -2,11 +2,10 @@ from __future__ import annotations
 
 import json
 
-from tests.suite.importers.conftest import FIXTURES, evaluate, import_suite
-
 from farm.cli import main
 from farm.suite.importers import flashinfer
 from farm.suite.loader import load_suite
+from tests.suite.importers.conftest import FIXTURES, evaluate, import_suite
 
 SUITE = "fi-test"
 

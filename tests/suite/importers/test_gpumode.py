@@ -1,8 +1,7 @@
 from __future__ import annotations
 
-from tests.suite.importers.conftest import SUBMISSIONS, evaluate, import_suite
-
 from farm.suite.loader import load_suite
+from tests.suite.importers.conftest import SUBMISSIONS, evaluate, import_suite
 
 SUITE = "gm-test"
 

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import torch
 import yaml
-from tests.suite.importers.conftest import FIXTURES, SUBMISSIONS, evaluate, import_suite
 
 from farm.suite import manifest
 from farm.suite.loader import load_suite
+from tests.suite.importers.conftest import FIXTURES, SUBMISSIONS, evaluate, import_suite
 
 SUITE = "kb-test"
 
