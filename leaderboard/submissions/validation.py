@@ -93,7 +93,7 @@ def submission_check(
         mode=mode,
         language=lang,
         source=source,
-        filename=filename or "submission.py",
+        filename=filename.replace("\x00", "") or "submission.py",
         private=private,
         label=label,
     )
@@ -129,6 +129,9 @@ def _check_source(errors: dict[str, list[str]], source: str) -> None:
         size = len(source.encode("utf-8"))
     except UnicodeEncodeError:
         errors["source"] = ["is not valid UTF-8 text (it holds unpaired surrogates); send UTF-8"]
+        return
+    if "\x00" in source:
+        errors["source"] = ["contains NUL characters; a kernel file is plain text"]
         return
     limit = settings.FARM_MAX_SOURCE_BYTES
     if size > limit:

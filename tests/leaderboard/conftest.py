@@ -28,10 +28,10 @@ django.setup()
 import boto3  # noqa: E402
 import pytest  # noqa: E402
 from django.test import override_settings  # noqa: E402
-from tests.leaderboard.lbkit import GPU, HW, SUITE, free_port, make_node, user_client, wait_port  # noqa: E402
 from rest_framework.test import APIClient  # noqa: E402
 
 from farm.suite.loader import load_suite  # noqa: E402
+from tests.leaderboard.lbkit import GPU, HW, SUITE, free_port, make_node, user_client, wait_port  # noqa: E402
 
 
 @pytest.fixture(scope="session")

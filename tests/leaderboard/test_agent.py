@@ -9,11 +9,11 @@ import pytest
 import requests
 from django.db import connection
 from django.utils import timezone
-from tests.leaderboard.lbkit import AMD, GPU, HW, SUITE, VECTOR_ADD, finish, result_doc, submit
 
 from leaderboard.nodes.models import Node
 from leaderboard.runs.models import Result, Run
 from leaderboard.runs.services import RunConflict, run_claim, runs_reap
+from tests.leaderboard.lbkit import AMD, GPU, HW, SUITE, VECTOR_ADD, finish, result_doc, submit
 
 
 def queued_run(clients, **fields) -> Run:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from tests.leaderboard.lbkit import HW, SUITE, finish, make_node, submit, user_client
-
 from leaderboard.boards.models import BoardEntry
 from leaderboard.runs.models import Result, Run
+from tests.leaderboard.lbkit import HW, SUITE, finish, make_node, submit, user_client
 
 BOARD = f"/api/boards/{SUITE}/vector_add/{HW}/"
 

@@ -7,7 +7,17 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests.leaderboard.lbkit import GPU, HW, SUITE, VECTOR_ADD, finish, make_node, submit, user_client
+
+from tests.leaderboard.lbkit import (
+    GPU,
+    HW,
+    SUITE,
+    VECTOR_ADD,
+    finish,
+    make_node,
+    submit,
+    user_client,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

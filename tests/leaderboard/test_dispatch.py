@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from unittest import mock
 
-from tests.leaderboard.lbkit import GPU, HW, submit
-
 from leaderboard.celery import app
 from leaderboard.runs.models import Run
 from leaderboard.runs.services import AGENT_TASK, runs_resend_unsent
+from tests.leaderboard.lbkit import GPU, HW, submit
 
 
 def drain(queue: str) -> list[tuple[str, list]]:

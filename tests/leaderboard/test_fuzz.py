@@ -9,13 +9,13 @@ import pytest
 
 schemathesis = pytest.importorskip("schemathesis")
 from hypothesis import HealthCheck, settings  # noqa: E402
-from tests.leaderboard.lbkit import HW, SUITE, VECTOR_ADD, make_node, user_client  # noqa: E402
 from schemathesis.checks import not_a_server_error  # noqa: E402
 
 from leaderboard.boards.models import Board  # noqa: E402
 from leaderboard.nodes.models import Node  # noqa: E402
 from leaderboard.runs.models import Result, Run  # noqa: E402
 from leaderboard.submissions.models import Submission  # noqa: E402
+from tests.leaderboard.lbkit import HW, SUITE, VECTOR_ADD, make_node, user_client  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
-from tests.leaderboard.lbkit import HW, SUITE, finish, make_node, submit
 
 from leaderboard import env
 from leaderboard.problems import farm_bridge
 from leaderboard.problems.models import Problem, Suite
+from tests.leaderboard.lbkit import HW, SUITE, finish, make_node, submit
 
 ROOT = Path(__file__).resolve().parents[2]
 

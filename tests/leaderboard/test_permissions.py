@@ -4,12 +4,12 @@ anonymous. Denied requests must change nothing."""
 from __future__ import annotations
 
 import pytest
-from tests.leaderboard.lbkit import HW, SUITE, VECTOR_ADD, make_node, result_doc
 
 from leaderboard.boards.models import Board
 from leaderboard.nodes.models import Node
 from leaderboard.runs.models import Result, Run
 from leaderboard.submissions.models import Submission
+from tests.leaderboard.lbkit import HW, SUITE, VECTOR_ADD, make_node, result_doc
 
 ROLES = ("owner", "other", "node", "other_node", "admin", "anonymous")
 U = {"owner": 200, "other": 200, "node": 401, "other_node": 401, "admin": 200, "anonymous": 401}

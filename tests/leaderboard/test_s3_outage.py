@@ -9,11 +9,11 @@ import time
 
 import pytest
 from django.test import override_settings
-from tests.leaderboard.lbkit import HW, VECTOR_ADD, free_port, make_node, submit
 
 from leaderboard.artifacts import tasks
 from leaderboard.artifacts.store import ArtifactStoreError, artifact_store
 from leaderboard.submissions.models import Source
+from tests.leaderboard.lbkit import HW, VECTOR_ADD, free_port, make_node, submit
 
 
 def dead_endpoint() -> str:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from tests.leaderboard.lbkit import AMD, GPU, HW, SUITE, VECTOR_ADD, submit
 
 from leaderboard.accounts.models import Quota
 from leaderboard.runs.models import Run
 from leaderboard.submissions.models import Source, Submission
+from tests.leaderboard.lbkit import AMD, GPU, HW, SUITE, VECTOR_ADD, submit
 
 CUDA = (
     "from torch.utils.cpp_extension import load_inline\n"
@@ -99,6 +99,7 @@ def test_batch_limit(clients, local_storage, settings):
             "problem matmul accepts pytorch, triton, not cuda",
         ),
         ({"language": "fortran"}, "language", "'fortran' is not a language"),
+        ({"source": "def kernel(a):\x00"}, "source", "Null characters are not allowed."),
     ],
 )
 def test_validation_says_what_to_fix(clients, local_storage, fields, field, expected):
@@ -137,6 +138,14 @@ def test_file_upload_and_non_utf8(clients, local_storage):
     assert r.json()["file"] == [
         "is not UTF-8 text (byte 0xff at offset 37); save the file as UTF-8"
     ]
+    nul = SimpleUploadedFile("nul.py", b"def kernel(a, b):\x00\n")
+    r = clients["owner"].post(
+        "/api/submissions/",
+        {"problem": "vector_add", "suite": SUITE, "hardware": HW, "file": nul},
+        format="multipart",
+    )
+    assert r.status_code == 400
+    assert r.json()["source"] == ["contains NUL characters; a kernel file is plain text"]
 
 
 def test_quota_429_with_retry_after(clients, users, local_storage):

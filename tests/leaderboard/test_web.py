@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
-from tests.leaderboard.lbkit import GPU, HW, SUITE, VECTOR_ADD, finish, make_node, submit
 
 from leaderboard.runs.models import Run
 from leaderboard.submissions.models import Submission
+from tests.leaderboard.lbkit import GPU, HW, SUITE, VECTOR_ADD, finish, make_node, submit
 
 
 def test_board_page_shows_entries_ties_and_roofline(clients, users, local_storage):
