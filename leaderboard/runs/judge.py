@@ -99,12 +99,13 @@ def _row(w: dict[str, Any], server_sol: float | None) -> dict[str, Any]:
 
 
 def interval(w: dict[str, Any]) -> tuple[float | None, float | None]:
-    """The confidence interval of a workload's time (ms): `stats` {`ci95_low_ms`,
-    `ci95_high_ms`} (farm.scoring.TimingStats.to_dict), or `time_ci_ms` [low, high];
-    (None, None) when the node sent none."""
-    stats = w.get("stats")
-    if isinstance(stats, dict) and "ci95_low_ms" in stats:
-        return _num(stats.get("ci95_low_ms")), _num(stats.get("ci95_high_ms"))
+    """The confidence interval of a workload's time (ms): `timing` (the harness) or `stats`
+    holding `ci95_low_ms`/`ci95_high_ms` (farm.scoring.TimingStats.to_dict), or `time_ci_ms`
+    [low, high]; (None, None) when the node sent none."""
+    for key in ("timing", "stats"):
+        stats = w.get(key)
+        if isinstance(stats, dict) and "ci95_low_ms" in stats:
+            return _num(stats.get("ci95_low_ms")), _num(stats.get("ci95_high_ms"))
     ci = w.get("time_ci_ms")
     if isinstance(ci, list | tuple) and len(ci) == 2:
         return _num(ci[0]), _num(ci[1])

@@ -100,7 +100,7 @@ def result_doc(
                     "sol_ms": 0.001,
                     "baseline_ms": {"eager": t * 2, "compile": t * 1.5},
                     "sol_score": score,
-                    "stats": {"ci95_low_ms": t * (1 - ci), "ci95_high_ms": t * (1 + ci)},
+                    "timing": {"ci95_low_ms": t * (1 - ci), "ci95_high_ms": t * (1 + ci)},
                 }
             )
     return {
