@@ -29,9 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from farm.harness.timing import GpuTimer, TimingPolicy
 
+# (policy, cool-down gate before each measurement as the supervisor does)
 POLICIES = {
-    "default": TimingPolicy(),
-    "long-soak": TimingPolicy(warmup_ms=1000, budget_ms=6000),
+    "harness": (TimingPolicy(), True),
+    "no-gate": (TimingPolicy(), False),
 }
 SOL_SAMPLE = ["vector_add", "softmax", "rmsnorm", "layernorm", "matmul", "cross_entropy"]
 
@@ -71,13 +72,16 @@ def sm_clock() -> int:
 
 
 def part_spread(rounds: int, out: Path) -> dict:
+    from farm.harness import thermal
+
     timer = GpuTimer(torch.device("cuda"), torch.cuda.get_device_properties(0).L2_cache_size)
     ks = kernels()
     res = {p: {k: [] for k in ks} for p in POLICIES}
     meta = {p: {k: [] for k in ks} for p in POLICIES}
     for r in range(rounds):
         for name, (fn, make) in ks.items():
-            for pname, policy in POLICIES.items():
+            for pname, (policy, gate) in POLICIES.items():
+                cool = thermal.cool_down(0) if gate else {}
                 c0 = sm_clock()
                 run = timer.run(fn, make, policy)
                 res[pname][name].append(statistics.median(run.times_ms))
@@ -87,6 +91,7 @@ def part_spread(rounds: int, out: Path) -> dict:
                         "method": run.method,
                         "wall_ms": run.wall_ms,
                         "clock_before": c0,
+                        "cool_down": cool,
                         "clock_after": sm_clock(),
                     }
                 )

@@ -66,6 +66,13 @@ class WorkerProcess:
         self, header: dict[str, Any], *, timeout: float
     ) -> tuple[dict[str, Any], list[torch.Tensor]]:
         """Send `header`, wait up to `timeout` s for the reply; WorkerDied on death or timeout."""
+        try:
+            protocol.send(self.proc.stdin, header)
+        except (BrokenPipeError, OSError):
+            raise self._died("the worker closed its input") from None
+        return self._read(timeout, str(header.get("op")))
+
+    def _read(self, timeout: float, what: str) -> tuple[dict[str, Any], list[torch.Tensor]]:
         box: dict[str, Any] = {}
 
         def read() -> None:
@@ -74,19 +81,19 @@ class WorkerProcess:
             except Exception as exc:
                 box["error"] = exc
 
-        try:
-            protocol.send(self.proc.stdin, header)
-        except (BrokenPipeError, OSError):
-            raise self._died("the worker closed its input") from None
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
         reader.join(timeout)
         if reader.is_alive():
             self.kill()
-            raise WorkerDied("TIMEOUT", f"no answer to '{header.get('op')}' within {timeout:.0f} s")
+            raise WorkerDied("TIMEOUT", f"no answer to '{what}' within {timeout:.0f} s")
         if "error" in box:
             raise self._died(str(box["error"]))
         return box["reply"]
+
+    def receive(self, *, timeout: float) -> tuple[dict[str, Any], list[torch.Tensor]]:
+        """Read the next frame the worker sends unasked (the second half of a reply)."""
+        return self._read(timeout, "receive")
 
     def close(self) -> None:
         try:

@@ -305,9 +305,10 @@ class Evaluation:
         timeout = policy.budget_ms / 1000 + policy.warmup_ms / 1000 + 600
         gate = self.target.cool_down()
         started = time.perf_counter()
-        reply, tensors = worker.request(request, timeout=timeout)
+        reply, _ = worker.request(request, timeout=timeout)
         wall_ms = (time.perf_counter() - started) * 1000
         reply["thermal"] = gate
+        _, tensors = worker.receive(timeout=600)
         self.doc["guard"]["findings"] += _tag(reply.get("findings", []), w.id)
         if not reply.get("ok"):
             report.set_status(entry, report.failure(reply))
@@ -386,6 +387,7 @@ class Evaluation:
             reply, _ = worker.request(request, timeout=policy.budget_ms / 1000 + 900)
             reply["wall_ms_outside"] = (time.perf_counter() - started) * 1000
             reply["thermal"] = gate
+            worker.receive(timeout=600)
         except WorkerDied as exc:
             self.doc["reasons_extra"].append(
                 reason("BASELINE_FAILED", f"{kind} {w.id}: {exc.detail}")

@@ -91,6 +91,12 @@ class Session:
             tensors = []
         except Exception as exc:
             reply, tensors = {"ok": False, "status": "HARNESS_ERROR", "detail": _tb(exc)}, []
+        if op == "time":
+            # The timing reply first, the re-checked outputs after it: the supervisor's wall
+            # clock stops at the first frame, so output transfer never counts as device time.
+            protocol.send(self.out, {"op": op, **reply})
+            protocol.send(self.out, {"op": "recheck"}, tensors)
+            return
         protocol.send(self.out, {"op": op, **reply}, tensors)
 
     def op_load(self, request: dict[str, Any]) -> tuple[dict[str, Any], list]:
@@ -98,6 +104,7 @@ class Session:
         from farm.harness import forms, runtime
 
         self.reference = runtime.load_problem_module(Path(request["problem_dir"]))
+        self._warm_timer(request)
         if request.get("builtin") == "reference":
             self.submission = _reference_call(self.reference, bool(request.get("compile")))
             return {"ok": True, "form": "reference", "findings": []}, []
@@ -151,6 +158,22 @@ class Session:
             "findings": self.guard.check(),
         }
         return reply, tensors
+
+    def _warm_timer(self, request: dict[str, Any]) -> None:
+        """Pay the timer's one-time costs (profiler start-up, marker kernels' JIT) now, before the
+        submission is imported, so every measured request of every worker starts warm and the
+        trusted side's wall-clock comparison between workers is fair."""
+        if self.device.type != "cuda" or self.timer is not None:
+            return
+        import torch
+
+        from farm.harness import timing
+
+        x = torch.zeros(1024, device=self.device)
+        policy = timing.TimingPolicy(
+            warmup_ms=0, min_calls=1, window=2, stable_windows=1, budget_ms=0
+        )
+        self._timer(request).run(lambda xs: [xs[0] + 1], lambda i: [x], policy)
 
     def _timer(self, request: dict[str, Any]):  # type: ignore[no-untyped-def]
         from farm.harness import timing

@@ -8,6 +8,10 @@ from dataclasses import replace
 
 import pytest
 import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.utils.flop_counter import FlopCounterMode
+
+from farm.suite.model import CATEGORIES, DTYPE_SIZES, FLOAT_DTYPES
 from tests.suite.conftest import (
     core_suite,
     make_inputs,
@@ -16,10 +20,6 @@ from tests.suite.conftest import (
     small_params,
     small_workloads,
 )
-from torch.nn.attention import SDPBackend, sdpa_kernel
-from torch.utils.flop_counter import FlopCounterMode
-
-from farm.suite.model import CATEGORIES, DTYPE_SIZES, FLOAT_DTYPES
 
 REQUIRED_CATEGORIES = 13
 REQUIRED_PROBLEMS = 42

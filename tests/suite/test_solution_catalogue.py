@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from tests.suite.conftest import core_suite
 
 SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"

@@ -1,0 +1,127 @@
+"""Evaluate every known cheat (tests/hacks/) and every honest kernel (tests/solutions/correct/)
+on one device and tabulate verdict against expectation.
+
+A cheat must never PASS (and should get the verdict its header names); an honest kernel must
+PASS (zero false positives). Each file runs through the whole farm (supervisor, sandboxed worker,
+guard) in benchmark mode on its problem's small workloads with a short timing budget, so the
+table measures the defences, not kernel speed.
+Usage: python bench/guard_table.py --device cuda|cpu|npu-sim [--only hacks|honest] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+HEADER = re.compile(r"^# (\w+): (.+)$")
+
+
+def header(path: Path) -> dict[str, str]:
+    fields = {}
+    for line in path.read_text().splitlines():
+        m = HEADER.match(line)
+        if not m:
+            break
+        fields[m.group(1)] = m.group(2).strip()
+    return fields
+
+
+def files(only: str) -> list[tuple[str, Path]]:
+    hacks = sorted(
+        p for p in (ROOT / "tests" / "hacks").glob("*.py") if not p.name.startswith("test_")
+    )
+    honest = sorted((ROOT / "tests" / "solutions" / "correct").glob("*.py"))
+    chosen = []
+    if only in ("all", "hacks"):
+        chosen += [("cheat", p) for p in hacks]
+    if only in ("all", "honest"):
+        chosen += [("honest", p) for p in honest]
+    return chosen
+
+
+def evaluate_one(kind: str, path: Path, device: str) -> dict:
+    from farm.harness.supervisor import evaluate
+    from farm.suite.loader import load_suite
+
+    head = header(path)
+    problem = load_suite("core-v1").problem(head["problem"])
+    small = [w.id for w in problem.workloads if w.small]
+    t0 = time.time()
+    doc = evaluate(
+        path,
+        problem=problem.name,
+        device=device,
+        mode="benchmark",
+        workloads=small,
+        compile_baseline=False,
+        policy={"budget_ms": 300, "warmup_ms": 50},
+    )
+    expect = head.get("expect", "PASSED")
+    codes = sorted(
+        {r["code"] for r in doc["reasons"]}
+        | {f["code"] for f in doc["guard"]["findings"] if f.get("severity") == "reject"}
+    )
+    ok = doc["verdict"] == "PASSED" if kind == "honest" else doc["verdict"] != "PASSED"
+    return {
+        "kind": kind,
+        "file": path.name,
+        "problem": problem.name,
+        "expect": expect,
+        "verdict": doc["verdict"],
+        "ok": ok,
+        "as_expected": doc["verdict"] == expect,
+        "caught_by": codes,
+        "seconds": round(time.time() - t0, 1),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--only", default="all", choices=["all", "hacks", "honest"])
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--start", type=int, default=0, help="skip the first N files")
+    args = ap.parse_args()
+    rows = []
+    for kind, path in files(args.only)[args.start :]:
+        try:
+            rows.append(evaluate_one(kind, path, args.device))
+        except Exception as exc:
+            rows.append(
+                {
+                    "kind": kind,
+                    "file": path.name,
+                    "verdict": f"ERROR {exc}"[:80],
+                    "ok": False,
+                    "as_expected": False,
+                    "expect": "?",
+                    "caught_by": [],
+                    "seconds": 0,
+                }
+            )
+        r = rows[-1]
+        print(
+            f"{r['kind']:6s} {r['file'][:44]:44s} expect {r['expect']:13s} got {r['verdict']:13s} "
+            f"{'ok' if r['ok'] else 'FAIL'}  {','.join(r['caught_by'])[:60]}",
+            flush=True,
+        )
+    out = Path(args.out) / f"guard_table_{args.device}_{args.only}.json"
+    out.write_text(json.dumps(rows, indent=1))
+    cheats = [r for r in rows if r["kind"] == "cheat"]
+    honest = [r for r in rows if r["kind"] == "honest"]
+    print(
+        f"\ncheats not passed: {sum(r['ok'] for r in cheats)}/{len(cheats)} "
+        f"(verdict as expected {sum(r['as_expected'] for r in cheats)}); "
+        f"honest passed: {sum(r['ok'] for r in honest)}/{len(honest)}"
+    )
+
+
+if __name__ == "__main__":
+    main()
