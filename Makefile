@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: up test lint typecheck pytest clean
+.PHONY: up test lint typecheck pytest clean sandbox-host
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,10 +13,14 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[server,agent,dev]'
 	touch $(STAMP)
 
-up: $(STAMP)
+# bubblewrap and the sandbox account (installs them when run as root on Debian/Ubuntu)
+sandbox-host:
+	sh deploy/sandbox/setup-host.sh
+
+up: $(STAMP) sandbox-host
 	$(PY) -m farm up $(UP_ARGS)
 
-test: $(STAMP) lint typecheck pytest
+test: $(STAMP) sandbox-host lint typecheck pytest
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -72,6 +72,8 @@ def load(
     *,
     init_inputs: Callable[[], Sequence[Any]] | None = None,
     seed_weights: Callable[[], None] | None = None,
+    device: Any = None,
+    gpumode_data: str = "tuple",
 ) -> LoadedSubmission:
     """Import the submission at `path` and find its entry point."""
     module = import_file(path)
@@ -80,10 +82,12 @@ def load(
         return LoadedSubmission("native", module, lambda inputs: fn(*inputs))
     if isinstance(getattr(module, "ModelNew", None), type):
         return LoadedSubmission(
-            "kernelbench", module, _kernelbench(module, init_inputs, seed_weights)
+            "kernelbench", module, _kernelbench(module, init_inputs, seed_weights, device)
         )
     if callable(getattr(module, "custom_kernel", None)):
         fn = module.custom_kernel
+        if gpumode_data == "tensor":  # GPU MODE passes a lone tensor when generate_input does
+            return LoadedSubmission("gpumode", module, lambda inputs: fn(inputs[0]))
         return LoadedSubmission("gpumode", module, lambda inputs: fn(tuple(inputs)))
     raise SubmissionError(
         f"{path.name}: defines no `kernel` function",
@@ -92,7 +96,7 @@ def load(
     )
 
 
-def _kernelbench(module: ModuleType, init_inputs, seed_weights):  # type: ignore[no-untyped-def]
+def _kernelbench(module: ModuleType, init_inputs, seed_weights, device=None):  # type: ignore[no-untyped-def]
     args = list(init_inputs()) if init_inputs else []
     if seed_weights:
         seed_weights()
@@ -106,6 +110,8 @@ def _kernelbench(module: ModuleType, init_inputs, seed_weights):  # type: ignore
         ) from None
     if hasattr(model, "eval"):
         model.eval()
+    if device is not None and hasattr(model, "to"):
+        model = model.to(device)  # as KernelBench does with .cuda()
     return lambda inputs: model(*inputs)
 
 

@@ -153,6 +153,7 @@ class Evaluation:
             axes = workloads[0].axes if workloads else {}
             request = {
                 "op": "load",
+                "gpumode_data": self.problem.extra.get("gpumode_data", "tuple"),
                 "source_path": str(staged),
                 "axes": axes,
                 "problem_dir": str(self.problem.directory.resolve()),

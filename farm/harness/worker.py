@@ -114,6 +114,8 @@ class Session:
                 Path(request["source_path"]),
                 init_inputs=runtime.init_inputs_fn(self.reference, request.get("axes", {})),
                 seed_weights=runtime.weight_seeder(request.get("weight_seed", 0)),
+                device=self.device,
+                gpumode_data=request.get("gpumode_data", "tuple"),
             )
         except SubmissionError as exc:
             raise SubmissionFailure("COMPILE_ERROR", str(exc)) from None
