@@ -13,24 +13,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-HEADER = re.compile(r"^# (\w+): (.+)$")
 
-
-def header(path: Path) -> dict[str, str]:
-    fields = {}
-    for line in path.read_text().splitlines():
-        m = HEADER.match(line)
-        if not m:
-            break
-        fields[m.group(1)] = m.group(2).strip()
-    return fields
+from tests.harness.conftest import header  # noqa: E402  (the files' `# key: value` headers)
 
 
 def files(only: str) -> list[tuple[str, Path]]:

@@ -244,3 +244,28 @@ def axis_name(raw: str, taken: set[str]) -> str:
     while name in taken or name in ("E", "min", "max", "ceil", "floor", "log2"):
         name, i = f"{base}_{i}", i + 1
     return name
+
+
+CONVERSION_ERRORS = (SuiteError, ValueError, RuntimeError, TypeError, KeyError)
+
+
+def draft_all(
+    paths: Iterable[Path],
+    root: Path,
+    draft: Callable[[Path, Path], ProblemDraft],
+    *,
+    empty: SuiteError,
+) -> tuple[list[ProblemDraft], list[str]]:
+    """Convert every source problem; one that cannot be converted is named, not fatal.
+
+    Raises `empty` when `root` held nothing to convert at all.
+    """
+    drafts, skipped = [], []
+    for path in paths:
+        try:
+            drafts.append(draft(path, root))
+        except CONVERSION_ERRORS as exc:
+            skipped.append(f"{path.relative_to(root)}: {exc}")
+    if not drafts and not skipped:
+        raise empty
+    return drafts, skipped

@@ -30,18 +30,11 @@ def find_problems(root: Path) -> list[Path]:
 
 
 def import_dir(root: Path) -> tuple[list[common.ProblemDraft], list[str]]:
-    drafts, skipped = [], []
-    for folder in find_problems(root):
-        try:
-            drafts.append(problem_draft(folder, root))
-        except (SuiteError, ValueError, RuntimeError, TypeError, KeyError) as exc:
-            skipped.append(f"{folder.relative_to(root)}: {exc}")
-    if not drafts and not skipped:
-        raise SuiteError(
-            f"{root}: no GPU MODE problems (folders with task.yml and reference.py)",
-            hint="pass the folder holding the problem folders",
-        )
-    return drafts, skipped
+    empty = SuiteError(
+        f"{root}: no GPU MODE problems (folders with task.yml and reference.py)",
+        hint="pass the folder holding the problem folders",
+    )
+    return common.draft_all(find_problems(root), root, problem_draft, empty=empty)
 
 
 def problem_draft(folder: Path, root: Path) -> common.ProblemDraft:

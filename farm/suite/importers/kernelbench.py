@@ -35,18 +35,11 @@ def find_files(root: Path) -> list[Path]:
 
 def import_dir(root: Path) -> tuple[list[common.ProblemDraft], list[str]]:
     """Drafts of every problem under `root`, and a message per file that could not be used."""
-    drafts, skipped = [], []
-    for path in find_files(root):
-        try:
-            drafts.append(problem_draft(path, root))
-        except (SuiteError, ValueError, RuntimeError, TypeError) as exc:
-            skipped.append(f"{path.relative_to(root)}: {exc}")
-    if not drafts and not skipped:
-        raise SuiteError(
-            f"{root}: no KernelBench problem files (with `class Model` and `get_inputs`)",
-            hint="pass the KernelBench folder holding level1/, level2/, ... or the .py files",
-        )
-    return drafts, skipped
+    empty = SuiteError(
+        f"{root}: no KernelBench problem files (with `class Model` and `get_inputs`)",
+        hint="pass the KernelBench folder holding level1/, level2/, ... or the .py files",
+    )
+    return common.draft_all(find_files(root), root, problem_draft, empty=empty)
 
 
 def problem_draft(path: Path, root: Path) -> common.ProblemDraft:
