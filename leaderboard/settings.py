@@ -168,6 +168,11 @@ REST_FRAMEWORK = {
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
+    "DEFAULT_PARSER_CLASSES": [
+        "leaderboard.parsers.StorableJSONParser",
+        "leaderboard.parsers.StorableFormParser",
+        "leaderboard.parsers.StorableMultiPartParser",
+    ],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     "EXCEPTION_HANDLER": "leaderboard.api_errors.handle",
 }

@@ -12,12 +12,12 @@ from drf_spectacular.utils import (
 )
 from rest_framework import exceptions, serializers, status
 from rest_framework.pagination import CursorPagination
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard.artifacts.services import source_text
+from leaderboard.parsers import StorableFormParser, StorableJSONParser, StorableMultiPartParser
 from leaderboard.runs.models import Run
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.selectors import (
@@ -171,7 +171,7 @@ class SubmissionListCreateApi(APIView):
     """Your submissions (staff: everyone's). POST one submission, or a batch as
     {"submissions": [...]} (at most FARM_MAX_BATCH); each creates one run per hardware class."""
 
-    parser_classes = [JSONParser, MultiPartParser, FormParser]
+    parser_classes = [StorableJSONParser, StorableMultiPartParser, StorableFormParser]
     throttle_classes = [HardwareQuotaThrottle]
 
     def throttled(self, request, wait):  # type: ignore[no-untyped-def]
