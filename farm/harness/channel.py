@@ -56,11 +56,10 @@ class WorkerProcess:
         )
         self._drain = threading.Thread(target=self._read_stderr, daemon=True)
         self._drain.start()
-        hello = self.request(
+        self.request(
             {"op": "setup", "device": spec.device},
             timeout=300,
         )
-        self.hello = hello[0]
 
     def request(
         self, header: dict[str, Any], *, timeout: float

@@ -31,21 +31,6 @@ class LoadedSubmission:
     call: Callable[[Sequence[Any]], Any]
 
 
-def detect_form(source: str) -> str:
-    """Guess the form from the source text (used before import, e.g. by the server)."""
-    if "def kernel" in source:
-        return "native"
-    if "class ModelNew" in source:
-        return "kernelbench"
-    if "def custom_kernel" in source:
-        return "gpumode"
-    raise SubmissionError(
-        "no entry point found",
-        hint="define `kernel(*inputs)` (or KernelBench `ModelNew`, or GPU MODE "
-        "`custom_kernel(data)`)",
-    )
-
-
 def import_file(path: Path, name: str = MODULE_NAME) -> ModuleType:
     """Import a Python file as a fresh module; failing to import raises SubmissionError."""
     spec = importlib.util.spec_from_file_location(name, path)

@@ -3,8 +3,8 @@ for checking: the worker imports reference.py only for make_inputs)."""
 
 from __future__ import annotations
 
-import importlib.util
 from functools import cache
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -16,11 +16,7 @@ from farm.suite.model import Problem, Workload
 
 @cache
 def _module(path: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"farm_reference_{abs(hash(path))}", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return runtime.load_file_module(Path(path), f"farm_reference_{abs(hash(path))}")
 
 
 def load_reference(problem: Problem) -> ModuleType:

@@ -17,14 +17,19 @@ from farm.harness import seeds
 REFERENCE_MODULE = "farm_problem_reference"
 
 
-def load_problem_module(problem_dir: Path) -> ModuleType:
-    """Import a problem's reference.py (for make_inputs and init inputs)."""
-    spec = importlib.util.spec_from_file_location(REFERENCE_MODULE, problem_dir / "reference.py")
+def load_file_module(path: Path, name: str) -> ModuleType:
+    """Import the Python file at `path` as module `name` (registered in sys.modules)."""
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
-    sys.modules[REFERENCE_MODULE] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def load_problem_module(problem_dir: Path) -> ModuleType:
+    """Import a problem's reference.py (for make_inputs and init inputs)."""
+    return load_file_module(problem_dir / "reference.py", REFERENCE_MODULE)
 
 
 def input_maker(

@@ -87,7 +87,9 @@ class GpuTimer:
         self.device = device
         flush_bytes = max(256 << 20, 4 * llc_bytes)
         self.flush_buf = torch.empty(flush_bytes // 4, dtype=torch.int32, device=device)
-        self._flush, self._end = _marker_kernels()
+        from farm.harness import markers  # compiles the marker kernels on first use
+
+        self._flush, self._end = markers.flush_l2, markers.call_end
         self.profiler_ok = True
 
     def flush(self) -> None:
@@ -203,19 +205,6 @@ def _spans(prof) -> list[float]:  # type: ignore[no-untyped-def]
         elif inside:
             first, last = min(first, start), max(last, end)
     return spans
-
-
-_MARKERS: tuple[Callable[[torch.Tensor], None], Callable[[torch.Tensor], None]] | None = None
-
-
-def _marker_kernels() -> tuple[Callable[[torch.Tensor], None], Callable[[torch.Tensor], None]]:
-    """Compile the flush and end-marker Triton kernels once per process."""
-    global _MARKERS
-    if _MARKERS is None:
-        from farm.harness import markers
-
-        _MARKERS = (markers.flush_l2, markers.call_end)
-    return _MARKERS
 
 
 class CpuTimer:
