@@ -102,10 +102,12 @@ class Agent:
 
     def run(self) -> int:
         self.ensure_token()
-        self.register()
+        node_id = self.register().get("node", {}).get("id")
         state.clear_all(self.state_dir)
         self._metrics()
         slot_env = {"FARM_NODE_TOKEN": self.client.token, "FARM_NODE_NAME": self.cfg.node_name}
+        if node_id is not None:
+            slot_env["FARM_NODE_ID"] = str(node_id)
         self.slot_set = SlotSet(self.slots, slot_env)
         self.heartbeat = Heartbeat(self.client, self.slots, self.state_dir)
         self._signals()

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from farm.hardware import detect
+from farm.queues import hardware_queue, node_queue
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +30,12 @@ class Slot:
 
     @property
     def queue(self) -> str:
-        return f"hw.{self.hardware}"
+        return hardware_queue(self.hardware)
+
+    def queues(self, node_id: int | None) -> list[str]:
+        """The class's queue and, once the node id is known, this node's queue of the class
+        (work only this node may run: audits of other nodes' results)."""
+        return [self.queue] + ([] if node_id is None else [node_queue(self.hardware, node_id)])
 
     def env(self) -> dict[str, str]:
         """Environment of the slot's worker process: its device, pinned.

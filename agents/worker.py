@@ -126,22 +126,24 @@ def _warm(**_: Any) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Start this slot's Celery worker (the agent runs this; see agents.slots)."""
+    from agents.devices import Slot
     from agents.slots import die_with_parent
 
     die_with_parent()
-    slot = json.loads(os.environ["FARM_AGENT_SLOT_JSON"])
+    slot = Slot(**json.loads(os.environ["FARM_AGENT_SLOT_JSON"]))
+    node_id = os.environ.get("FARM_NODE_ID")
     cfg = load_config()
     app = make_app(cfg.broker_url)
     args = [
         "worker",
         "--queues",
-        f"hw.{slot['hardware']}",
+        ",".join(slot.queues(int(node_id) if node_id else None)),
         "--pool",
         "prefork",
         "--concurrency",
         "1",
         "--hostname",
-        f"slot{slot['number']}-{slot['hardware']}@{cfg.node_name}",
+        f"slot{slot.number}-{slot.hardware}@{cfg.node_name}",
         "--without-gossip",
         "--without-mingle",
         "--loglevel",

@@ -2,8 +2,10 @@
 
 It runs the production processes with their embedded defaults (SQLite, the local SQLAlchemy
 broker and local artifacts under the var directory): `manage.py migrate` and `sync_suites`, the
-web server (gunicorn), the server's Celery worker and beat, and one node agent per kind of
-device found (the simulated NPU always, CUDA and ROCm GPUs when present). It creates a demo user
+web server (gunicorn), the server's Celery worker and beat, and node agents: two for the
+simulated NPU (so that a would-be first place can be audited on a second node, as on a real
+farm) and one per GPU kind present (CUDA, ROCm; the audit is off for a class with a single
+node, see FARM_AUDIT_SKIP_HARDWARE). It creates a demo user
 and stores its token where `farm submit` finds it, submits the example kernels of
 examples/farm_up/ (each subfolder is one user), waits for their scores, prints the boards, and
 keeps serving until Ctrl-C. Set DATABASE_URL, CELERY_BROKER_URL or FARM_S3_BUCKET and the same
@@ -40,7 +42,8 @@ EXAMPLES = REPO_ROOT / "examples" / "farm_up"
 DEMO_USER = "demo"
 TOKEN_NAME = "farm-up"
 EXPECT = re.compile(r"^#\s*expect:\s*(\w+)", re.MULTILINE)
-DEVICE_KINDS = ("npu-sim", "cuda", "rocm")  # one agent per kind found; the CPU has no class
+DEVICE_KINDS = ("npu-sim", "cuda", "rocm")  # agents per kind found; the CPU has no class
+AUDITED_KINDS = ("npu-sim",)  # kinds that get a second local node, for the audit of first places
 STOP_WAIT_S = 30.0
 
 # Run inside `manage.py shell`: users (idempotent), one fresh farm-up token per user (older ones
@@ -212,6 +215,10 @@ class LocalFarm:
         self.env = {**os.environ, "FARM_VAR_DIR": str(self.var), "PYTHONUNBUFFERED": "1"}
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.agents = _agent_kinds()
+        self.nodes = _agent_nodes(self.agents)
+        single = sorted(hw for kind, hw in self.agents.items() if kind not in AUDITED_KINDS)
+        if single:
+            self.env.setdefault("FARM_AUDIT_SKIP_HARDWARE", ",".join(single))
         self.examples: list[Example] = []
         self.tokens: dict[str, Any] = {}
         self.console = _console()
@@ -252,7 +259,7 @@ class LocalFarm:
             "users": users,
             "passwords": {DEMO_USER: self._demo_password()},
             "token_name": TOKEN_NAME,
-            "nodes": {_node_name(kind): [hw] for kind, hw in self.agents.items()},
+            "nodes": {name: [self.agents[kind]] for name, kind in self.nodes.items()},
         }
         out = self.manage("shell", "-c", f"SPEC = {json.dumps(spec)!r}\n{_ACCOUNTS_SCRIPT}")
         line = next((x for x in out.splitlines() if x.startswith("FARM_UP=")), None)
@@ -283,15 +290,15 @@ class LocalFarm:
         self._spawn("beat", [*celery, "beat", "--schedule", schedule, "--loglevel", "INFO"])
         with self.console.status(f"starting the web server on {self.url}"):
             self._wait_web()
-        for kind in self.agents:
-            self._spawn(f"agent-{kind}", [py, "-m", "agents", "--devices", kind], self._env(kind))
+        for name, kind in self.nodes.items():
+            argv = [py, "-m", "agents", "--devices", kind]
+            self._spawn(f"agent-{name}", argv, self._env(name))
         with self.console.status("waiting for the agents to register"):
             self._wait_nodes()
-        names = ", ".join(f"{_node_name(k)} ({hw})" for k, hw in self.agents.items())
+        names = ", ".join(f"{n} ({self.agents[k]})" for n, k in self.nodes.items())
         self.console.print(f"farm running: web {self.url}, agents {names}, sandbox {self.sandbox}")
 
-    def _env(self, kind: str) -> dict[str, str]:
-        name = _node_name(kind)
+    def _env(self, name: str) -> dict[str, str]:
         env = {
             **self.env,
             "FARM_URL": self.url,
@@ -301,7 +308,7 @@ class LocalFarm:
             "FARM_SANDBOX": self.sandbox,
         }
         env.setdefault("FARM_AGENT_METRICS_PORT", "0")
-        env.setdefault("FARM_NPU_SIM_SLOTS", str(max(1, min(2, os.cpu_count() or 1))))
+        env.setdefault("FARM_NPU_SIM_SLOTS", "1")  # per node; there are two npu-sim nodes
         return env
 
     def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
@@ -331,7 +338,7 @@ class LocalFarm:
     def _wait_nodes(self, timeout_s: float = 120.0) -> None:
         import requests
 
-        wanted = {_node_name(k) for k in self.agents}
+        wanted = set(self.nodes)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             self._check_alive()
@@ -440,8 +447,9 @@ class LocalFarm:
                 self._check_alive()
                 for run_id in (i for i in owner if i not in done):
                     run = self._client(owner[run_id]).run(run_id)
-                    states[run_id] = run.state
-                    if run.finished:
+                    audited = run.audit == "pending"
+                    states[run_id] = "audit" if run.finished and audited else run.state
+                    if run.finished and not audited:
                         done[run_id] = run
                 counts = ", ".join(f"{s} {n}" for s, n in _count(states.values()))
                 progress.update(task, completed=len(done), description=f"evaluating: {counts}")
@@ -455,7 +463,16 @@ class LocalFarm:
         from rich.table import Table
 
         table = Table(title="example kernels")
-        for col in ("user", "file", "problem", "hardware", "expected", "verdict", "SOL score"):
+        for col in (
+            "user",
+            "file",
+            "problem",
+            "hardware",
+            "expected",
+            "verdict",
+            "SOL score",
+            "audit",
+        ):
             table.add_column(col, justify="right" if col == "SOL score" else "left")
         for e in self.examples:
             for run_id in e.runs:
@@ -465,7 +482,8 @@ class LocalFarm:
                 score = "-" if run is None or run.sol_score is None else f"{run.sol_score:.3f}"
                 hw = run.hardware if run else "?"
                 verdict = f"[{mark}]{verdict}[/]"
-                table.add_row(e.user, e.path.name, e.problem, hw, e.expect, verdict, score)
+                audit = (run.audit if run else "") or "-"
+                table.add_row(e.user, e.path.name, e.problem, hw, e.expect, verdict, score, audit)
         self.console.print(table)
 
     def _boards(self, hardware: list[str]) -> None:
@@ -509,8 +527,14 @@ def _agent_kinds() -> dict[str, str]:
     return kinds
 
 
-def _node_name(kind: str) -> str:
-    return f"local-{kind}"
+def _agent_nodes(agents: dict[str, str]) -> dict[str, str]:
+    """Node name -> device kind: two nodes for each kind in AUDITED_KINDS, one for the others."""
+    nodes = {}
+    for kind in agents:
+        nodes[f"local-{kind}"] = kind
+        if kind in AUDITED_KINDS:
+            nodes[f"local-{kind}-2"] = kind
+    return nodes
 
 
 def _existing_runs(

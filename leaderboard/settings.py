@@ -138,6 +138,13 @@ FARM_BOARD_RECOMPUTE_S = env_float("FARM_BOARD_RECOMPUTE_S", 3600.0, minimum=1.0
 FARM_STALE_NODE_SWEEP_S = env_float("FARM_STALE_NODE_SWEEP_S", 60.0, minimum=1.0)
 FARM_NODE_ENROLL_TOKEN = env_secret("FARM_NODE_ENROLL_TOKEN") or ""
 FARM_BOARD_LIMIT = env_int("FARM_BOARD_LIMIT", 100, minimum=1)
+# Audit of would-be first places (leaderboard.runs.audits): on by default; classes served by a
+# single node cannot be audited (the audit needs another node) and can be listed to skip it.
+# The tolerance is relative: run-to-run spread of one GPU is under 1 % (docs/harness-fidelity.md)
+# and a power-bound kernel read 3-5 % slow late in a run; two nodes of a class differ more.
+FARM_AUDIT = env_bool("FARM_AUDIT", True)
+FARM_AUDIT_SKIP_HARDWARE = env_list("FARM_AUDIT_SKIP_HARDWARE", [])
+FARM_AUDIT_TOLERANCE = env_float("FARM_AUDIT_TOLERANCE", 0.10, minimum=0.0)
 
 # --- Celery: a local SQLAlchemy broker needs no server; agents read queues hw.<class>
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", f"sqla+sqlite:///{VAR_DIR / 'broker.sqlite3'}")

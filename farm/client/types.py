@@ -123,6 +123,8 @@ class Run:
     failure_detail: str | None
     result: Result | None
     server_reasons: list[Reason]
+    audit: str  # "" (none), pending, confirmed or held: a would-be first place is re-run first
+    audit_detail: str
     raw: dict[str, Any] = field(repr=False)
 
     @classmethod
@@ -143,6 +145,8 @@ class Run:
             failure_detail=data.get("failure_detail") or None,
             result=Result.from_document(document) if isinstance(document, dict) else None,
             server_reasons=[Reason.from_json(r) for r in (res or {}).get("server_reasons") or []],
+            audit=str(data.get("audit") or ""),
+            audit_detail=str(data.get("audit_detail") or ""),
             raw=data,
         )
 

@@ -1,8 +1,9 @@
 """Board entries: the best valid run per user per problem per hardware (per suite).
 
 A run counts only when it is done, in leaderboard mode, PASSED (the server's verdict, after the
-roofline floor), its secret-seed workloads ran and PASSED, and its submission is neither private
-nor marked hacked.
+roofline floor), its secret-seed workloads ran and PASSED, its submission is neither private
+nor marked hacked, and it is not waiting for or held by an audit (leaderboard.runs.audits).
+Audit runs themselves never count.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ def counting_runs():  # type: ignore[no-untyped-def]
         result__secret_passed=True,
         submission__hacked=False,
         submission__private=False,
+        audit__in=Run.SHOWN_AUDIT,
+        audit_of__isnull=True,
     )
 
 

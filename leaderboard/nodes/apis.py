@@ -11,6 +11,7 @@ from rest_framework.permissions import AllowAny, IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from farm.queues import hardware_queue, node_queue
 from leaderboard.nodes.authentication import IsNode, NodeTokenAuthentication
 from leaderboard.nodes.models import Node
 from leaderboard.nodes.selectors import node_list, node_status, queue_depth_by_hardware
@@ -110,7 +111,7 @@ def _registration(node: Node) -> dict[str, Any]:
             "hardware": names,
             "status": node_status(node=node),
         },
-        "queues": [f"hw.{n}" for n in names],
+        "queues": [q for n in names for q in (hardware_queue(n), node_queue(n, node.pk))],
         "heartbeat_interval_s": max(1, settings.FARM_NODE_DEAD_AFTER_S // 4),
         "dead_after_s": settings.FARM_NODE_DEAD_AFTER_S,
         "server_time": timezone.now().isoformat(),

@@ -1,5 +1,6 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 
+from leaderboard.runs.audits import audit_release, audit_rerun
 from leaderboard.runs.models import Result, Run, WorkloadResult
 from leaderboard.runs.services import runs_requeue
 
@@ -16,14 +17,26 @@ class RunAdmin(admin.ModelAdmin):
         "node",
         "verdict",
         "sol_score",
+        "audit",
+        "audit_of",
     ]
-    list_filter = ["state", "hardware", "mode", "verdict"]
-    raw_id_fields = ["submission", "user", "node"]
-    actions = ["requeue"]
+    list_filter = ["state", "hardware", "mode", "verdict", "audit"]
+    raw_id_fields = ["submission", "user", "node", "audit_of"]
+    actions = ["requeue", "release_audit", "rerun_audit"]
 
     @admin.action(description="Requeue (deletes the stored result)")
     def requeue(self, request, queryset) -> None:  # type: ignore[no-untyped-def]
         runs_requeue(run_ids=list(queryset.values_list("id", flat=True)))
+
+    @admin.action(description="Release held audits (the runs show on their boards)")
+    def release_audit(self, request, queryset) -> None:  # type: ignore[no-untyped-def]
+        n = sum(audit_release(run, by=request.user.get_username()) for run in queryset)
+        self.message_user(request, f"{n} held runs released", messages.SUCCESS)
+
+    @admin.action(description="Re-run the audit on another node")
+    def rerun_audit(self, request, queryset) -> None:  # type: ignore[no-untyped-def]
+        n = sum(audit_rerun(run) for run in queryset)
+        self.message_user(request, f"{n} audits sent again", messages.SUCCESS)
 
 
 class WorkloadInline(admin.TabularInline):

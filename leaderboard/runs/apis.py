@@ -29,6 +29,9 @@ class RunListOutput(serializers.ModelSerializer):
     hardware = serializers.CharField(source="hardware_id")
     problem = serializers.CharField(source="problem.name")
     submission = serializers.IntegerField(source="submission_id")
+    audit_of = serializers.IntegerField(
+        source="audit_of_id", allow_null=True, help_text="an audit run: the run it re-evaluates"
+    )
 
     class Meta:
         model = Run
@@ -43,9 +46,17 @@ class RunListOutput(serializers.ModelSerializer):
             "verdict",
             "sol_score",
             "failure_code",
+            "audit",
+            "audit_of",
             "created_at",
             "finished_at",
         ]
+        extra_kwargs = {
+            "audit": {
+                "help_text": "a run that would take first place is audited on another node "
+                "first: pending and held runs do not show on boards"
+            }
+        }
 
 
 class WorkloadOutput(serializers.ModelSerializer):
@@ -84,10 +95,13 @@ class ResultOutput(serializers.ModelSerializer):
 class RunDetailOutput(RunListOutput):
     result = serializers.SerializerMethodField()
     artifacts = serializers.SerializerMethodField()
+    audit_run = serializers.SerializerMethodField()
 
     class Meta(RunListOutput.Meta):
         fields = [
             *RunListOutput.Meta.fields,
+            "audit_detail",
+            "audit_run",
             "failure_detail",
             "claimed_at",
             "started_at",
@@ -99,6 +113,11 @@ class RunDetailOutput(RunListOutput):
     def get_result(self, run: Run) -> Any:
         result = Result.objects.filter(run=run).prefetch_related("workloads").first()
         return ResultOutput(result).data if result else None
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_audit_run(self, run: Run) -> int | None:
+        """The audit run that re-evaluates this run, if any."""
+        return Run.objects.filter(audit_of=run).values_list("id", flat=True).first()
 
     @extend_schema_field(serializers.ListField(child=serializers.DictField()))
     def get_artifacts(self, run: Run) -> list[dict[str, Any]]:

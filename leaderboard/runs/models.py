@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 
 
 class Run(models.Model):
@@ -10,6 +11,10 @@ class Run(models.Model):
     queued -> claimed -> running -> done | failed; a claimed or running run whose node stops
     heartbeating becomes lost and is queued again (attempt counts claims) until
     FARM_MAX_ATTEMPTS, then failed. `user` and `problem` copy the submission's for fast filters.
+
+    An audit run (`audit_of` set) re-evaluates a leaderboard run that would take first place on
+    its board, on another node of the class; the audited run's `audit` says where that stands
+    (leaderboard.runs.audits). Audit runs never count on a board themselves.
     """
 
     class State(models.TextChoices):
@@ -20,8 +25,15 @@ class Run(models.Model):
         FAILED = "failed"
         LOST = "lost"
 
+    class Audit(models.TextChoices):
+        NONE = "", "not audited"
+        PENDING = "pending"
+        CONFIRMED = "confirmed"
+        HELD = "held"
+
     ACTIVE = (State.CLAIMED, State.RUNNING)
     TERMINAL = (State.DONE, State.FAILED)
+    SHOWN_AUDIT = (Audit.NONE, Audit.CONFIRMED)
 
     submission = models.ForeignKey(
         "submissions.Submission", on_delete=models.CASCADE, related_name="runs"
@@ -48,11 +60,29 @@ class Run(models.Model):
     sol_score = models.FloatField(null=True, blank=True)
     failure_code = models.CharField(max_length=50, blank=True)
     failure_detail = models.TextField(blank=True)
+    audit_of = models.OneToOneField(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="audit_run",
+        help_text="set on an audit run: the run it re-evaluates",
+    )
+    audit = models.CharField(
+        max_length=10,
+        choices=Audit.choices,
+        default=Audit.NONE,
+        blank=True,
+        help_text="the audit of this run: pending or held runs do not show on boards",
+    )
+    audit_detail = models.TextField(blank=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["submission", "hardware", "mode"], name="run_submission_hw_mode"
+                fields=["submission", "hardware", "mode"],
+                condition=Q(audit_of__isnull=True),
+                name="run_submission_hw_mode",
             )
         ]
         indexes = [
@@ -60,6 +90,7 @@ class Run(models.Model):
             models.Index(fields=["user", "-id"], name="run_user_recent"),
             models.Index(fields=["user", "hardware", "created_at"], name="run_quota"),
             models.Index(fields=["problem", "hardware", "user"], name="run_board"),
+            models.Index(fields=["audit"], name="run_audit", condition=~Q(audit="")),
         ]
 
     def __str__(self) -> str:

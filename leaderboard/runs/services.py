@@ -18,10 +18,12 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from farm.queues import hardware_queue
 from farm.result import ResultSchemaError, validate
 from leaderboard import metrics
 from leaderboard.nodes.models import Node
 from leaderboard.problems.models import HardwareClass
+from leaderboard.runs import audits
 from leaderboard.runs.judge import judge
 from leaderboard.runs.models import Result, Run, WorkloadResult
 
@@ -75,28 +77,34 @@ def runs_create(*, submission, hardware: list[HardwareClass]) -> list[Run]:  # t
 
 
 def runs_send(*, run_ids: list[int]) -> int:
-    """Hand queued runs to the broker (task `farm.agent.evaluate_run` on queue `hw.<class>`).
+    """Hand queued runs to the broker (task `farm.agent.evaluate_run` on queue `hw.<class>`; an
+    audit run goes to the queue of the node chosen for it, see leaderboard.runs.audits).
 
     A run that cannot be sent stays queued with no `sent_at`; the periodic resend finds it.
     """
     from leaderboard.celery import app
 
     sent = 0
-    rows = Run.objects.filter(id__in=run_ids, state=Run.State.QUEUED).values_list(
-        "id", "hardware_id", "mode"
+    rows = Run.objects.filter(id__in=run_ids, state=Run.State.QUEUED).only(
+        "id", "hardware_id", "mode", "audit_of_id"
     )
-    for run_id, hardware, mode in rows:
-        soft, hard = settings.FARM_TIME_LIMITS_S.get(mode, (None, None))
+    for run in rows:
+        run_id, hardware = run.pk, run.hardware_id
+        queue = audits.audit_queue(run) if run.audit_of_id else hardware_queue(hardware)
+        if queue is None:
+            log.info("audit run %s waits: no other online %s node", run_id, hardware)
+            continue
+        soft, hard = settings.FARM_TIME_LIMITS_S.get(run.mode, (None, None))
         try:
             app.send_task(
                 AGENT_TASK,
                 args=[run_id],
-                queue=f"hw.{hardware}",
+                queue=queue,
                 soft_time_limit=soft,
                 time_limit=hard,
             )
         except Exception as exc:  # broker down: keep the run queued, resend later
-            log.warning("run %s not sent to hw.%s yet: %s", run_id, hardware, exc)
+            log.warning("run %s not sent to %s yet: %s", run_id, queue, exc)
             continue
         Run.objects.filter(id=run_id, state=Run.State.QUEUED).update(sent_at=timezone.now())
         sent += 1
@@ -119,7 +127,12 @@ def run_claim(*, run_id: int, node: Node) -> Run:
     if node.draining:
         raise RunConflict("this node is draining: it may not claim new runs; requeue the job")
     served = list(node.hardware.values_list("name", flat=True))
-    won = Run.objects.filter(id=run_id, state=Run.State.QUEUED, hardware_id__in=served).update(
+    # The audit check stays out of the UPDATE: a join there would turn it into a subquery, whose
+    # rows PostgreSQL does not re-check after waiting for a concurrent claim's row lock.
+    refused = audits.audit_claim_refused(run_id, node)
+    won = (not refused) and Run.objects.filter(
+        id=run_id, state=Run.State.QUEUED, hardware_id__in=served
+    ).update(
         state=Run.State.CLAIMED,
         node=node,
         attempt=F("attempt") + 1,
@@ -130,6 +143,10 @@ def run_claim(*, run_id: int, node: Node) -> Run:
         raise RunNotFound(f"run {run_id} does not exist; drop the job")
     if won or (run.node_id == node.pk and run.state in Run.ACTIVE):
         return run
+    if refused:
+        raise RunConflict(
+            f"run {run_id} audits a result of this node; another node must run it; drop the job"
+        )
     if run.hardware_id not in served:
         raise RunForbidden(
             f"run {run_id} is for {run.hardware_id}; "
@@ -218,8 +235,6 @@ def _check_about(run: Run, document: dict[str, Any]) -> None:
 
 
 def _store(run: Run, node: Node, attempt: int, document: dict[str, Any], digest: str) -> None:
-    from leaderboard.boards.services import board_entry_refresh
-
     submission = run.submission
     j = judge(
         document=document,
@@ -256,9 +271,19 @@ def _store(run: Run, node: Node, attempt: int, document: dict[str, Any], digest:
             "failure_detail",
         ]
     )
-    board_entry_refresh(problem_id=run.problem_id, hardware_id=run.hardware_id, user_id=run.user_id)
+    if run.audit_of_id:
+        audits.audit_conclude(run)
+    elif audits.audit_wanted(run):
+        audits.audit_start(run)
+    _refresh_board(run)
     latency = (now - run.created_at).total_seconds()
     transaction.on_commit(lambda: metrics.run_finished(run.hardware_id, j.verdict, latency))
+
+
+def _refresh_board(run: Run) -> None:
+    from leaderboard.boards.services import board_entry_refresh
+
+    board_entry_refresh(problem_id=run.problem_id, hardware_id=run.hardware_id, user_id=run.user_id)
 
 
 def _secret_passed(rows: list[dict[str, Any]]) -> bool:
@@ -297,6 +322,8 @@ def _release(run: Run, *, code: str, detail: str, retry: bool) -> None:
         run.state, run.finished_at = Run.State.FAILED, timezone.now()
         if retry:
             run.failure_detail = f"{detail} (gave up after {run.attempt} attempts)"
+        if run.audit_of_id:
+            audits.audit_abandon(run, f"{run.failure_code}: {run.failure_detail}")
         transaction.on_commit(lambda: metrics.run_finished(run.hardware_id, code, None))
     run.save(
         update_fields=["state", "node", "sent_at", "finished_at", "failure_code", "failure_detail"]
@@ -334,8 +361,16 @@ def runs_reap() -> int:
 
 
 def runs_requeue(*, run_ids: list[int]) -> int:
-    """Operator action: put finished or failed runs back in the queue (their result is deleted)."""
+    """Operator action: put finished or failed runs back in the queue (their result is deleted).
+
+    A requeued run loses its audit (its next result is judged afresh); a requeued audit run puts
+    the run it audits back to pending."""
     with transaction.atomic():
+        Run.objects.filter(audit_of_id__in=run_ids).delete()
+        Run.objects.filter(id__in=run_ids).update(audit=Run.Audit.NONE, audit_detail="")
+        Run.objects.filter(audit_run__id__in=run_ids).exclude(id__in=run_ids).update(
+            audit=Run.Audit.PENDING, audit_detail="the audit is being re-run"
+        )
         Result.objects.filter(run_id__in=run_ids).delete()
         n = (
             Run.objects.filter(id__in=run_ids)

@@ -86,6 +86,8 @@ class RunSummary(serializers.ModelSerializer):
             "sol_score",
             "failure_code",
             "failure_detail",
+            "audit",
+            "audit_detail",
             "created_at",
             "finished_at",
         ]
@@ -123,7 +125,8 @@ class SubmissionOutput(serializers.ModelSerializer):
 
     def _runs(self, obj: Submission) -> list[Run]:
         if not hasattr(obj, "_run_list"):
-            obj._run_list = sorted(obj.runs.all(), key=lambda r: r.hardware_id)  # type: ignore[attr-defined]
+            runs = [r for r in obj.runs.all() if r.audit_of_id is None]  # audit runs: not listed
+            obj._run_list = sorted(runs, key=lambda r: r.hardware_id)  # type: ignore[attr-defined]
         return obj._run_list  # type: ignore[attr-defined]
 
     @extend_schema_field(serializers.ChoiceField(choices=["queued", "running", "done", "failed"]))

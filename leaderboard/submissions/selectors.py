@@ -38,7 +38,12 @@ def source_visible(*, submission: Submission, user) -> bool:  # type: ignore[no-
 
 
 def submission_runs(*, submission: Submission) -> QuerySet[Run]:
-    return submission.runs.select_related("hardware", "result").order_by("hardware_id")
+    """The submission's runs, one per hardware class (its audit runs are not among them)."""
+    return (
+        submission.runs.filter(audit_of__isnull=True)
+        .select_related("hardware", "result")
+        .order_by("hardware_id")
+    )
 
 
 def submission_state(*, runs: list[Run]) -> str:

@@ -38,7 +38,9 @@ def quota_exceeded(*, user, wanted: Counter[str]) -> tuple[float, str] | None:  
         if limit is None:
             continue
         recent = list(
-            Run.objects.filter(user=user, hardware_id=hardware, created_at__gt=now - WINDOW)
+            Run.objects.filter(
+                user=user, hardware_id=hardware, created_at__gt=now - WINDOW, audit_of__isnull=True
+            )
             .order_by("created_at")
             .values_list("created_at", flat=True)
         )

@@ -62,7 +62,11 @@ def submission(request: HttpRequest, submission_id: int) -> HttpResponse:
     sub = submissions_visible(user=request.user).filter(pk=submission_id).first()
     if sub is None:
         raise Http404(f"submission {submission_id} does not exist or is not visible to you")
-    runs = list(Run.objects.filter(submission=sub).select_related("node").order_by("hardware_id"))
+    runs = list(
+        Run.objects.filter(submission=sub, audit_of__isnull=True)
+        .select_related("node")
+        .order_by("hardware_id")
+    )
     results = {
         r.run_id: r for r in Result.objects.filter(run__in=runs).prefetch_related("workloads")
     }

@@ -121,12 +121,18 @@ def result_doc(
     }
 
 
-def finish(node_client, run, **doc_kwargs):
-    """Claim, start and report `run` through the agent API; returns the result response."""
+def finish(node_client, run, *, auditor=None, **doc_kwargs):
+    """Claim, start and report `run` through the agent API; returns the result response.
+    With `auditor` (another node's client), an audit the result started is run there too, with
+    the same document."""
     claim = node_client.post(f"/api/agent/runs/{run.pk}/claim/")
     assert claim.status_code == 200, claim.content
     attempt = claim.json()["attempt"]
     node_client.post(f"/api/agent/runs/{run.pk}/start/", {"attempt": attempt}, format="json")
     run.refresh_from_db()
     body = {"attempt": attempt, "result": result_doc(run, **doc_kwargs)}
-    return node_client.post(f"/api/agent/runs/{run.pk}/result/", body, format="json")
+    r = node_client.post(f"/api/agent/runs/{run.pk}/result/", body, format="json")
+    audit = type(run).objects.filter(audit_of=run).first()
+    if auditor is not None and audit is not None:
+        assert finish(auditor, audit, **doc_kwargs).status_code == 200
+    return r

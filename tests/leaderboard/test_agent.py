@@ -34,7 +34,7 @@ def test_register_and_heartbeat(node):
     )
     assert r.status_code == 200, r.content
     body = r.json()
-    assert body["queues"] == [f"hw.{HW}"]
+    assert body["queues"] == [f"hw.{HW}", f"hw.{HW}.node-{body['node']['id']}"]
     assert body["node"]["status"] == "online"
     assert body["heartbeat_interval_s"] >= 1
     r = node.post("/api/agent/register/", {"hardware": ["npu-sim-v2"]}, format="json")

@@ -9,10 +9,18 @@ from tests.leaderboard.lbkit import HW, SUITE, finish, make_node, submit, user_c
 BOARD = f"/api/boards/{SUITE}/vector_add/{HW}/"
 
 
+def nodes():
+    """A node, with a second node of the class as its `auditor`."""
+    node = make_node("board-node", [HW])
+    node.auditor = make_node("audit-node", [HW])
+    return node
+
+
 def scored(client, node, *, score, time_ms=5.0, ci=0.01, **fields):
+    """A scored leaderboard run; a would-be first place is audited (and agrees) on node.auditor."""
     body = submit(client, private=False, **fields).json()
     run = Run.objects.get(pk=body["runs"][0]["id"])
-    r = finish(node, run, score=score, time_ms=time_ms, ci=ci)
+    r = finish(node, run, auditor=node.auditor, score=score, time_ms=time_ms, ci=ci)
     assert r.status_code == 200, r.content
     return body["id"]
 
@@ -24,7 +32,7 @@ def entries(client):
 
 
 def test_ranking_ties_and_best_per_user(db, local_storage, django_user_model):
-    node = make_node("board-node", [HW])
+    node = nodes()
     a, b, c = (user_client(django_user_model.objects.create_user(n)) for n in ("ann", "bob", "cy"))
     scored(a, node, score=0.9, time_ms=2.0)
     scored(a, node, score=0.4, time_ms=9.0, label="worse")  # not ann's best: ignored
@@ -43,7 +51,7 @@ def test_ranking_ties_and_best_per_user(db, local_storage, django_user_model):
 
 
 def test_separated_intervals_are_ranked_apart(db, local_storage, django_user_model):
-    node = make_node("board-node", [HW])
+    node = nodes()
     b, c = (user_client(django_user_model.objects.create_user(n)) for n in ("bob", "cy"))
     scored(b, node, score=0.50, time_ms=5.0, ci=0.001)
     scored(c, node, score=0.49, time_ms=5.2, ci=0.001)
@@ -51,7 +59,7 @@ def test_separated_intervals_are_ranked_apart(db, local_storage, django_user_mod
 
 
 def test_only_valid_leaderboard_runs_count(clients, local_storage):
-    node = make_node("board-node", [HW])
+    node = nodes()
     owner = clients["owner"]
     scored(owner, node, score=0.7, mode="benchmark")
     body = submit(owner, private=True).json()  # private: never on a board
@@ -67,7 +75,7 @@ def test_only_valid_leaderboard_runs_count(clients, local_storage):
 
 
 def test_hacked_removes_from_boards_and_keeps_evidence(clients, local_storage):
-    node = make_node("board-node", [HW])
+    node = nodes()
     cheat = scored(clients["other"], node, score=0.99)
     scored(clients["owner"], node, score=0.5)
     assert [e["user"] for e in entries(clients["owner"])] == ["other", "owner"]
@@ -87,7 +95,7 @@ def test_hacked_removes_from_boards_and_keeps_evidence(clients, local_storage):
 def test_admin_action_marks_hacked(clients, users, local_storage):
     from django.test import Client
 
-    node = make_node("board-node", [HW])
+    node = nodes()
     cheat = scored(clients["other"], node, score=0.99)
     browser = Client()
     browser.force_login(users["admin"])

@@ -61,10 +61,10 @@ def test_board_submission_and_upload(browser, live_server, local_storage, tmp_pa
     from leaderboard.submissions.models import Submission
 
     alice = User.objects.create_user("alice", password="alice-pw")
-    node = make_node("browser-node", [GPU])
+    node, auditor = make_node("browser-node", [GPU]), make_node("browser-audit", [GPU])
     body = submit(user_client(alice), private=False, hardware=[GPU])
     run = Run.objects.get(pk=body.json()["runs"][0]["id"])
-    assert finish(node, run, score=0.75, time_ms=2.5).status_code == 200
+    assert finish(node, run, auditor=auditor, score=0.75, time_ms=2.5).status_code == 200
 
     browser.get(f"{live_server.url}/boards/{SUITE}/vector_add/{GPU}/")
     table = browser.find_element(By.ID, "board")

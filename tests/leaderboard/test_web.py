@@ -11,10 +11,11 @@ from tests.leaderboard.lbkit import GPU, HW, SUITE, VECTOR_ADD, finish, make_nod
 
 
 def test_board_page_shows_entries_ties_and_roofline(clients, users, local_storage):
-    node = make_node("w", [GPU])
+    node, auditor = make_node("w", [GPU]), make_node("w2", [GPU])
     for client, score in ((clients["owner"], 0.8), (clients["other"], 0.79)):
         body = submit(client, private=False, hardware=[GPU]).json()
-        finish(node, Run.objects.get(pk=body["runs"][0]["id"]), score=score, time_ms=2.0, ci=0.05)
+        run = Run.objects.get(pk=body["runs"][0]["id"])
+        finish(node, run, auditor=auditor, score=score, time_ms=2.0, ci=0.05)
     page = Client().get(f"/boards/{SUITE}/vector_add/{GPU}/").content.decode()
     assert "owner" in page and "other" in page
     assert "=1" in page  # tied entries share rank 1

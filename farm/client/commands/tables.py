@@ -67,4 +67,6 @@ def run_footer(run: Run) -> list[str]:
         lines.append(
             f"  farm failure {run.failure_code or ''}: {run.failure_detail or ''}".rstrip()
         )
+    if run.audit:
+        lines.append(f"  audit {run.audit}: {run.audit_detail}".rstrip())
     return lines
