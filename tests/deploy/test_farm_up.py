@@ -144,6 +144,11 @@ def check_boards(url: str) -> None:
     assert scores == sorted(scores, reverse=True) and scores[0] > scores[-1]
     rmsnorm = requests.get(f"{url}/api/boards/core-v1/rmsnorm/{HW}/", timeout=10).json()
     assert [e["user"] for e in rmsnorm["entries"]] == ["alice", "bob"]
+    for board in (softmax, rmsnorm):  # first place was audited on the other npu-sim node
+        top = requests.get(f"{url}/api/runs/{board['entries'][0]['run']}/", timeout=10).json()
+        assert top["audit"] == "confirmed", top
+        audit = requests.get(f"{url}/api/runs/{top['audit_run']}/", timeout=10).json()
+        assert audit["audit_of"] == top["id"] and audit["verdict"] == "PASSED"
 
 
 def check_submissions(url: str) -> None:
