@@ -110,6 +110,9 @@ def test_one_slot_per_gpu_and_configurable_npu_slots():
     ]
     assert [s.number for s in slots] == [0, 1, 2, 3, 4]
     assert {s.queue for s in slots} == {"hw.nvidia-h100", "hw.npu-sim-v1"}
+    # besides its class's queue, a slot takes work meant for its node only (audits)
+    assert slots[0].queues(7) == ["hw.nvidia-h100", "hw.nvidia-h100.node-7"]
+    assert slots[0].queues(None) == ["hw.nvidia-h100"]
 
 
 def test_device_filter_and_pinning():
