@@ -33,6 +33,17 @@ from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parent.parent
 HARDWARE = ("nvidia-h100", "nvidia-h200", "amd-mi300x", "npu-sim-v1")
+# Columns the fill writes; the others get their model defaults (_defaults).
+# fmt: off
+SUBMISSION_COLUMNS = (
+    "id", "user_id", "source_id", "filename", "label", "language", "suite_id", "suite_hash",
+    "problem_id", "mode", "private", "hacked", "hacked_note", "created_at",
+)
+RUN_COLUMNS = (
+    "submission_id", "user_id", "problem_id", "hardware_id", "mode", "state", "attempt",
+    "created_at", "verdict", "sol_score", "failure_code", "failure_detail",
+)
+# fmt: on
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -82,6 +93,8 @@ def fill(args: argparse.Namespace) -> dict[str, int]:
 
     from leaderboard.problems.models import Problem
     from leaderboard.problems.services import suites_sync
+    from leaderboard.runs.models import Run
+    from leaderboard.submissions.models import Submission
     from leaderboard.submissions.services import source_get_or_create
 
     suites, errors = suites_sync()
@@ -102,16 +115,13 @@ def fill(args: argparse.Namespace) -> dict[str, int]:
     source = source_get_or_create(text="def kernel(a, b):\n    return a + b\n")
     n_subs = args.runs // len(HARDWARE)
     raw = connection.connection  # psycopg connection under Django's
+    sub_rest, run_rest = _defaults(Submission, SUBMISSION_COLUMNS), _defaults(Run, RUN_COLUMNS)
     states = ["done"] * 85 + ["failed"] * 5 + ["queued"] * 6 + ["running"] * 4
     t0 = time.monotonic()
     with raw.cursor() as cur:
         for start in range(0, n_subs, args.batch):
             stop = min(n_subs, start + args.batch)
-            with cur.copy(
-                "COPY submissions_submission (id, user_id, source_id, filename, label, language, "
-                "suite_id, suite_hash, problem_id, mode, private, hacked, hacked_note, created_at) "
-                "FROM STDIN"
-            ) as copy:
+            with cur.copy(_copy_sql(Submission, SUBMISSION_COLUMNS, sub_rest)) as copy:
                 for i in range(start + 1, stop + 1):
                     p = problems[i % len(problems)]
                     copy.write_row(
@@ -130,13 +140,10 @@ def fill(args: argparse.Namespace) -> dict[str, int]:
                             False,
                             "",
                             "2026-01-01T00:00:00Z",
+                            *sub_rest.values(),
                         )
                     )
-            with cur.copy(
-                "COPY runs_run (submission_id, user_id, problem_id, hardware_id, mode, state, "
-                "attempt, created_at, verdict, sol_score, failure_code, failure_detail) "
-                "FROM STDIN"
-            ) as copy:
+            with cur.copy(_copy_sql(Run, RUN_COLUMNS, run_rest)) as copy:
                 for i in range(start + 1, stop + 1):
                     p = problems[i % len(problems)]
                     for hw in HARDWARE:
@@ -156,6 +163,7 @@ def fill(args: argparse.Namespace) -> dict[str, int]:
                                 random.random() if done else None,
                                 "",
                                 "",
+                                *run_rest.values(),
                             )
                         )
             raw.commit()
@@ -168,6 +176,22 @@ def fill(args: argparse.Namespace) -> dict[str, int]:
     with connection.cursor() as cur:
         cur.execute("ANALYZE")
     return {"runs": n_subs * len(HARDWARE), "submissions": n_subs, "users": len(user_ids)}
+
+
+def _defaults(model, given: tuple[str, ...]) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """Column -> default of the model's columns that the COPY rows do not set: COPY does not
+    apply Django's Python-side defaults, so a NOT NULL field added to the model later would
+    otherwise break the fill (a blank-able text field's default is ""). Nullable columns
+    without a default are left to NULL."""
+    return {
+        f.column: f.get_default()
+        for f in model._meta.concrete_fields
+        if f.column not in given and not f.primary_key and (f.has_default() or not f.null)
+    }
+
+
+def _copy_sql(model, given: tuple[str, ...], rest: dict[str, object]) -> str:  # type: ignore[no-untyped-def]
+    return f"COPY {model._meta.db_table} ({', '.join([*given, *rest])}) FROM STDIN"
 
 
 def _fill_boards(cur, problems, user_ids) -> None:  # type: ignore[no-untyped-def]

@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from operator import itemgetter
+from typing import Any
+
 from django.db.models import Q, QuerySet
 
 from leaderboard.boards.models import Board
@@ -7,16 +11,37 @@ from leaderboard.runs.models import Run
 from leaderboard.submissions.models import Submission
 
 
+def _visible_to(user) -> Q:  # type: ignore[no-untyped-def]
+    """Staff see all; a user sees their own and everyone's non-private submissions."""
+    if user.is_staff:
+        return Q()
+    if user.is_authenticated:
+        return Q(user=user) | Q(private=False)
+    return Q(private=False)
+
+
 def submissions_visible(*, user) -> QuerySet[Submission]:  # type: ignore[no-untyped-def]
     """Staff see all; a user sees their own and everyone's non-private submissions."""
     qs = Submission.objects.select_related("problem", "suite", "user", "source").defer(
         "problem__sol_table", "problem__workloads", "problem__description", "source__pending_text"
     )
-    if user.is_staff:
-        return qs
-    if user.is_authenticated:
-        return qs.filter(Q(user=user) | Q(private=False))
-    return qs.filter(private=False)
+    return qs.filter(_visible_to(user))
+
+
+def submission_status(  # type: ignore[no-untyped-def]
+    *, user, submission_id: int, fields: Sequence[str], run_fields: Sequence[str]
+) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    """The submission's `fields` and its runs' `run_fields` (ORM paths such as
+    "user__username") as plain dicts, runs sorted by hardware class and audit runs left out as
+    in submission_runs; two queries and no model instances (the status read is the API's most
+    frequent request). None when the submission does not exist or `user` may not see it."""
+    row = Submission.objects.filter(_visible_to(user), pk=submission_id).values(*fields).first()
+    if row is None:
+        return None
+    runs = Run.objects.filter(submission_id=submission_id, audit_of__isnull=True).values(
+        "hardware_id", *run_fields
+    )
+    return row, sorted(runs, key=itemgetter("hardware_id"))
 
 
 def submissions_own(*, user) -> QuerySet[Submission]:  # type: ignore[no-untyped-def]
@@ -27,13 +52,26 @@ def submissions_own(*, user) -> QuerySet[Submission]:  # type: ignore[no-untyped
 def source_visible(*, submission: Submission, user) -> bool:  # type: ignore[no-untyped-def]
     """Owner and staff always; others when the submission is public and one of its boards
     has been made public by the board's owner."""
-    if user.is_authenticated and (user.is_staff or user.pk == submission.user_id):
+    return source_visible_for(
+        user=user,
+        owner_id=submission.user_id,
+        private=submission.private,
+        problem_id=submission.problem_id,
+        hardware=submission.runs.values_list("hardware_id", flat=True),
+    )
+
+
+def source_visible_for(  # type: ignore[no-untyped-def]
+    *, user, owner_id: int, private: bool, problem_id: int, hardware: Iterable[str]
+) -> bool:
+    """source_visible for a submission given by its columns; `hardware` (its runs' classes)
+    is read only when the answer depends on the boards."""
+    if user.is_authenticated and (user.is_staff or user.pk == owner_id):
         return True
-    if submission.private:
+    if private:
         return False
-    hardware = submission.runs.values_list("hardware_id", flat=True)
     return Board.objects.filter(
-        problem_id=submission.problem_id, hardware_id__in=hardware, sources_public=True
+        problem_id=problem_id, hardware_id__in=hardware, sources_public=True
     ).exists()
 
 
@@ -48,7 +86,11 @@ def submission_runs(*, submission: Submission) -> QuerySet[Run]:
 
 def submission_state(*, runs: list[Run]) -> str:
     """queued | running | done | failed for the submission as a whole."""
-    states = {r.state for r in runs}
+    return submission_state_of(states={r.state for r in runs})
+
+
+def submission_state_of(*, states: set[str]) -> str:
+    """submission_state from the set of its runs' states."""
     if states & {Run.State.CLAIMED, Run.State.RUNNING}:
         return "running"
     if states & {Run.State.QUEUED, Run.State.LOST}:
