@@ -462,28 +462,26 @@ class LocalFarm:
     def _summary(self, runs: dict[int, Any]) -> None:
         from rich.table import Table
 
-        table = Table(title="example kernels")
-        for col in (
-            "user",
-            "file",
-            "problem",
-            "hardware",
-            "expected",
-            "verdict",
-            "SOL score",
-            "audit",
-        ):
-            table.add_column(col, justify="right" if col == "SOL score" else "left")
+        table = Table(title="example kernels (verdict: green = as expected)")
+        for col in ("user", "file", "problem", "hardware", "verdict", "SOL score", "audit"):
+            table.add_column(
+                col,
+                justify="right" if col == "SOL score" else "left",
+                no_wrap=col in ("verdict", "audit"),
+                overflow="fold",
+            )
         for e in self.examples:
             for run_id in e.runs:
                 run = runs.get(run_id)
                 verdict = (run.verdict or run.failure_code or run.state) if run else "unfinished"
+                shown = verdict if verdict == e.expect else f"{verdict} (expected {e.expect})"
                 mark = "green" if verdict == e.expect else "red"
                 score = "-" if run is None or run.sol_score is None else f"{run.sol_score:.3f}"
                 hw = run.hardware if run else "?"
-                verdict = f"[{mark}]{verdict}[/]"
                 audit = (run.audit if run else "") or "-"
-                table.add_row(e.user, e.path.name, e.problem, hw, e.expect, verdict, score, audit)
+                table.add_row(
+                    e.user, e.path.name, e.problem, hw, f"[{mark}]{shown}[/]", score, audit
+                )
         self.console.print(table)
 
     def _boards(self, hardware: list[str]) -> None:
