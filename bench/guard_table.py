@@ -78,9 +78,12 @@ def main() -> None:
     ap.add_argument("--only", default="all", choices=["all", "hacks", "honest"])
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--start", type=int, default=0, help="skip the first N files")
+    ap.add_argument("--match", default="", help="only files whose name starts with one of these")
     args = ap.parse_args()
+    prefixes = tuple(m for m in args.match.split(",") if m)
+    chosen = [(k, p) for k, p in files(args.only) if not prefixes or p.name.startswith(prefixes)]
     rows = []
-    for kind, path in files(args.only)[args.start :]:
+    for kind, path in chosen[args.start :]:
         try:
             rows.append(evaluate_one(kind, path, args.device))
         except Exception as exc:
