@@ -11,6 +11,7 @@ from rest_framework.views import exception_handler
 from leaderboard.artifacts.store import ArtifactStoreError
 from leaderboard.nodes.services import NodeError
 from leaderboard.runs.services import ResultInvalid, RunConflict, RunForbidden, RunNotFound
+from leaderboard.submissions.services import QuotaExceeded
 from leaderboard.submissions.validation import SubmissionInvalid
 
 STORAGE_RETRY_AFTER_S = 30
@@ -34,6 +35,12 @@ def handle(exc: Exception, context: dict[str, Any]) -> Response | None:
             {"detail": f"artifact storage is unavailable ({exc}); nothing was lost, retry later"},
             status=status.HTTP_503_SERVICE_UNAVAILABLE,
             headers={"Retry-After": str(STORAGE_RETRY_AFTER_S)},
+        )
+    if isinstance(exc, QuotaExceeded):
+        return Response(
+            {"detail": str(exc)},
+            status=status.HTTP_429_TOO_MANY_REQUESTS,
+            headers={"Retry-After": str(max(1, int(exc.wait_s)))},
         )
     for kind, code in _STATUS.items():
         if isinstance(exc, kind):

@@ -1,13 +1,24 @@
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
 from leaderboard import metrics
 from leaderboard.submissions.models import Source, Submission
+from leaderboard.submissions.throttles import quota_exceeded
 from leaderboard.submissions.validation import SubmissionRequest
+
+
+class QuotaExceeded(Exception):
+    """Queuing these runs would pass the user's hourly quota of a hardware class."""
+
+    def __init__(self, wait_s: float, message: str) -> None:
+        super().__init__(message)
+        self.wait_s = wait_s
 
 
 def source_get_or_create(*, text: str) -> Source:
@@ -22,12 +33,21 @@ def source_get_or_create(*, text: str) -> Source:
 
 def submissions_create(*, user, requests: list[SubmissionRequest]) -> list[Submission]:  # type: ignore[no-untyped-def]
     """Create submissions and their runs in one transaction (all or nothing). After the
-    commit, runs go to their hardware queues and new sources to artifact storage."""
+    commit, runs go to their hardware queues and new sources to artifact storage.
+
+    The quota is checked here, under a lock on the user's row: one user's submissions are
+    serialized, so two simultaneous requests cannot both pass a check made before either
+    inserted its runs (the API's throttle is an early answer, this is the rule)."""
     from leaderboard.artifacts.services import source_store_soon
     from leaderboard.runs.services import runs_create
 
     created = []
     with transaction.atomic():
+        get_user_model().objects.select_for_update().filter(pk=user.pk).exists()
+        wanted = Counter(str(hw.pk) for req in requests for hw in dict.fromkeys(req.hardware))
+        exceeded = quota_exceeded(user=user, wanted=wanted)
+        if exceeded is not None:
+            raise QuotaExceeded(*exceeded)
         for req in requests:
             source = source_get_or_create(text=req.source)
             submission = Submission.objects.create(

@@ -21,8 +21,7 @@ from leaderboard.submissions.selectors import (
     submissions_own,
     submissions_visible,
 )
-from leaderboard.submissions.services import submissions_create
-from leaderboard.submissions.throttles import quota_exceeded, requested_runs
+from leaderboard.submissions.services import QuotaExceeded, submissions_create
 from leaderboard.submissions.validation import SubmissionInvalid, source_decode, submission_check
 from leaderboard.web.charts import board_points, roofline_svg
 from leaderboard.web.forms import SubmitForm
@@ -149,13 +148,11 @@ def _submit(request: HttpRequest, form: SubmitForm) -> int | None:
         for field, messages in exc.errors.items():
             form.add_error(field if field in form.fields else None, messages)
         return None
-    exceeded = quota_exceeded(
-        user=request.user, wanted=requested_runs({"hardware": data["hardware"]})
-    )
-    if exceeded is not None:
-        form.add_error(None, exceeded[1])
+    try:
+        return submissions_create(user=request.user, requests=[req])[0].pk
+    except QuotaExceeded as exc:
+        form.add_error(None, str(exc))
         return None
-    return submissions_create(user=request.user, requests=[req])[0].pk
 
 
 def nodes(request: HttpRequest) -> HttpResponse:

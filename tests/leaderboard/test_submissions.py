@@ -201,3 +201,39 @@ def test_board_owner_makes_sources_public(clients, users, local_storage):
     assert clients["other"].patch(url, {"sources_public": True}, format="json").status_code == 200
     r = clients["anonymous"].get(f"/api/submissions/{public['id']}/source/")
     assert r.status_code == 200 and r.content.decode() == VECTOR_ADD
+
+
+@pytest.mark.django_db(transaction=True)
+def test_quota_holds_under_simultaneous_requests(local_storage, django_db_setup):
+    """Six requests at once against a quota of 2: exactly two get their runs, as the check and
+    the insert happen under one lock on the user's row."""
+    import threading
+
+    from django.contrib.auth.models import User
+    from django.db import connection
+
+    from leaderboard.submissions.services import QuotaExceeded, submissions_create
+    from leaderboard.submissions.validation import submission_check
+
+    user = User.objects.create_user("racer")
+    Quota.objects.create(user=user, hardware_id=HW, runs_per_hour=2)
+    req = submission_check(problem="vector_add", hardware=[HW], source=VECTOR_ADD, suite=SUITE)
+    barrier, outcomes = threading.Barrier(6), []
+
+    def attempt() -> None:
+        barrier.wait()
+        try:
+            submissions_create(user=user, requests=[req])
+            outcomes.append("created")
+        except QuotaExceeded:
+            outcomes.append("refused")
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=attempt) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["created"] * 2 + ["refused"] * 4
+    assert Run.objects.filter(user=user).count() == 2
