@@ -12,7 +12,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard.boards.models import Board
-from leaderboard.boards.selectors import RankedEntry, board_find, board_list, board_ranking
+from leaderboard.boards.selectors import (
+    BoardStamp,
+    RankedEntry,
+    board_get,
+    board_list,
+    board_ranking,
+    board_stamp,
+)
 from leaderboard.boards.services import board_get_or_create, board_update
 from leaderboard.problems.selectors import NotFound, hardware_get, problem_get, suite_get
 
@@ -68,11 +75,13 @@ def board_json(board: Board | None, suite: Any, problem: Any, hardware: str) -> 
     return _board_json(board, suite, problem, hardware)
 
 
-def board_json_bytes(board: Board) -> bytes:
-    """The board rendered as JSON, cached per board version (every change bumps it)."""
-    key = f"board:{board.pk}:{board.version}:{board.sources_public}:{board.owner_id}"
+def board_json_bytes(stamp: BoardStamp) -> bytes:
+    """The board rendered as JSON, cached per stamp: every change of its entries bumps the
+    board's version, so a stamp never outlives what was rendered under it."""
+    key = f"board:{stamp.pk}:{stamp.version}:{stamp.sources_public}:{stamp.owner_id}"
     found = cache.get(key)
     if found is None:
+        board = board_get(pk=stamp.pk)
         doc = _board_json(board, board.problem.suite, board.problem, board.hardware_id)
         found = JSONRenderer().render(doc)
         cache.set(key, found, timeout=300)
@@ -142,9 +151,9 @@ class BoardDetailApi(APIView):
 
     @extend_schema(responses=BoardOutput)
     def get(self, request, suite: str, problem: str, hardware: str):  # type: ignore[no-untyped-def]
-        board = board_find(suite=suite, problem=problem, hardware=hardware)
-        if board is not None:
-            return HttpResponse(board_json_bytes(board), content_type="application/json")
+        stamp = board_stamp(suite=suite, problem=problem, hardware=hardware)
+        if stamp is not None:
+            return HttpResponse(board_json_bytes(stamp), content_type="application/json")
         s, p, h = _resolve(suite, problem, hardware)
         return Response(board_json(None, s, p, h.name))
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db.models import QuerySet
@@ -23,6 +24,35 @@ def board_find(*, suite: str, problem: str, hardware: str) -> Board | None:
         .defer(*(f"problem__{f}" for f in HEAVY_PROBLEM_FIELDS), "hardware__spec")
         .filter(problem__suite_id=suite, problem__name=problem, hardware_id=hardware)
         .first()
+    )
+
+
+class BoardStamp(NamedTuple):
+    """What a board's rendering depends on besides its entries (whose changes bump version)."""
+
+    pk: int
+    version: int
+    sources_public: bool
+    owner_id: int | None
+
+
+def board_stamp(*, suite: str, problem: str, hardware: str) -> BoardStamp | None:
+    """The board's stamp, read without loading the board: the board read serves a cached
+    rendering as long as the stamp is unchanged."""
+    row = (
+        Board.objects.filter(problem__suite_id=suite, problem__name=problem, hardware_id=hardware)
+        .values_list("pk", "version", "sources_public", "owner_id")
+        .first()
+    )
+    return BoardStamp(*row) if row else None
+
+
+def board_get(*, pk: int) -> Board:
+    """The board with its problem, suite and owner (heavy problem fields left out)."""
+    return (
+        Board.objects.select_related("problem__suite", "hardware", "owner")
+        .defer(*(f"problem__{f}" for f in HEAVY_PROBLEM_FIELDS), "hardware__spec")
+        .get(pk=pk)
     )
 
 
