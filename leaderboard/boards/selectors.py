@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import QuerySet
 
 from leaderboard.boards.models import Board, BoardEntry
@@ -36,14 +37,20 @@ class BoardStamp(NamedTuple):
     owner_id: int | None
 
 
+_STAMP_SQL = """
+    SELECT b.id, b.version, b.sources_public, b.owner_id
+    FROM boards_board b JOIN problems_problem p ON p.id = b.problem_id
+    WHERE p.suite_id = %s AND p.name = %s AND b.hardware_id = %s
+"""
+
+
 def board_stamp(*, suite: str, problem: str, hardware: str) -> BoardStamp | None:
     """The board's stamp, read without loading the board: the board read serves a cached
-    rendering as long as the stamp is unchanged."""
-    row = (
-        Board.objects.filter(problem__suite_id=suite, problem__name=problem, hardware_id=hardware)
-        .values_list("pk", "version", "sources_public", "owner_id")
-        .first()
-    )
+    rendering as long as the stamp is unchanged. Plain SQL: on the API's most frequent
+    request the ORM would spend more CPU building this lookup than PostgreSQL answering it."""
+    with connection.cursor() as cur:
+        cur.execute(_STAMP_SQL, [suite, problem, hardware])
+        row = cur.fetchone()
     return BoardStamp(*row) if row else None
 
 

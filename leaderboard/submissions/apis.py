@@ -171,12 +171,11 @@ def submission_status_json(request, submission_id: int) -> dict[str, Any] | None
     a field added there shows here too; tests/leaderboard/test_submission_status.py checks
     that both give the same JSON. None when the submission is missing or not visible."""
     paths, run_paths = _status_paths()
-    columns = [p for p in paths.values() if p] + ["user_id", "problem_id", "private"]
     found = submission_status(
         user=request.user,
         submission_id=submission_id,
-        fields=list(dict.fromkeys(columns)),
-        run_fields=list(dict.fromkeys([*run_paths.values(), "state"])),
+        fields=[*(p for p in paths.values() if p), "problem_id"],
+        run_fields=[*run_paths.values(), "state"],
     )
     if found is None:
         return None
