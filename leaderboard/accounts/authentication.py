@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from datetime import timedelta
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import connection
@@ -49,10 +50,30 @@ def token_with_user(*, key_hash: str) -> ApiToken | None:
         row = cur.fetchone()
     if row is None:
         return None
+    values = [_convert(v, convs) for v, convs in zip(row, _converters())]
     n = len(token_fields)
-    token = ApiToken.from_db(connection.alias, token_fields, row[:n])
-    token.user = get_user_model().from_db(connection.alias, user_fields, row[n:])
+    token = ApiToken.from_db(connection.alias, token_fields, values[:n])
+    token.user = get_user_model().from_db(connection.alias, user_fields, values[n:])
     return token
+
+
+def _convert(value: Any, converters: list[tuple[Any, Any]]) -> Any:
+    for convert, column in converters:
+        value = convert(value, column, connection)
+    return value
+
+
+@functools.cache
+def _converters() -> list[list[tuple[Any, Any]]]:
+    """Per column of _token_lookup's row, the converters the ORM would apply to it (the
+    backend's and the field's: SQLite returns datetimes as text, for one)."""
+    out = []
+    for model in (ApiToken, get_user_model()):
+        for f in model._meta.concrete_fields:
+            column = f.get_col(model._meta.db_table)
+            convs = connection.ops.get_db_converters(column) + f.get_db_converters(connection)
+            out.append([(c, column) for c in convs])
+    return out
 
 
 @functools.cache
