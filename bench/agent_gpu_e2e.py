@@ -49,7 +49,10 @@ def main() -> int:
     p.add_argument("--timeout", type=float, default=1800.0)
     p.add_argument("--json", type=Path, help="write the per-run rows here")
     p.add_argument("--hardware", help="serve this class instead of the detected GPU's")
+    p.add_argument("--problems", help="only these problems of the batch, comma-separated")
     args = p.parse_args()
+    wanted = set(args.problems.split(",")) if args.problems else None
+    batch = [(p, f) for p, f in BATCH if wanted is None or p in wanted]
 
     from agents.localfarm import LocalFarm
 
@@ -65,7 +68,7 @@ def main() -> int:
         started = time.monotonic()
         ids = {}
         for r in range(args.repeat):
-            for problem, file in BATCH:
+            for problem, file in batch:
                 source = (REPO / "tests/solutions/correct" / file).read_text() + f"\n# {r}\n"
                 ids[farm.submit(source, problem=problem, hardware=hw, mode=args.mode)] = problem
         states = farm.wait_runs(list(ids), timeout=args.timeout)
@@ -75,6 +78,9 @@ def main() -> int:
         farm.stop()
     rows = [row(run, problem, states[run], journal.get(run)) for run, problem in ids.items()]
     print_table(rows)
+    for r in rows:
+        for reason in r["reasons"]:
+            print(f"run {r['run']} {r['problem']}: {reason}")
     print(f"batch of {len(rows)} runs in {wall:.1f} s")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
@@ -90,10 +96,20 @@ def row(run: int, problem: str, state: dict, entry: dict | None) -> dict:
         "state": state["state"],
         "verdict": state.get("verdict") or state.get("failure_code"),
         "total": t.get("total"),
+        "reasons": reasons(state),
     }
     for key in COLUMNS:
         out[key] = phases.get(key, t.get(key))
     return out
+
+
+def reasons(state: dict) -> list[str]:
+    """The node's and the server's reasons for the verdict, as `CODE: detail` lines."""
+    result = state.get("result") or {}
+    document = result.get("document") or {}
+    found = [*document.get("reasons", []), *result.get("server_reasons", [])]
+    found += (document.get("guard") or {}).get("findings", [])
+    return [f"{r.get('code')}: {r.get('detail')}" for r in found]
 
 
 def print_table(rows: list[dict]) -> None:

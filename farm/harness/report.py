@@ -122,6 +122,7 @@ def add_timing(entry: dict[str, Any], reply: dict[str, Any], wall_ms: float) -> 
         "method": reply.get("method"),
         "windows_ms": reply.get("windows_ms"),
         "warmup_calls": reply.get("warmup_calls"),
+        "warmup_ms": reply.get("warmup_ms"),
         "wall_ms_outside": wall_ms,
         "thermal": reply.get("thermal"),
         "wall_ms_inside": reply.get("wall_ms"),
@@ -140,6 +141,7 @@ def add_baseline(entry: dict[str, Any], kind: str, reply: dict[str, Any]) -> Non
         **stats.to_dict(),
         "method": reply.get("method"),
         "warmup_calls": reply.get("warmup_calls"),
+        "warmup_ms": reply.get("warmup_ms"),
         "wall_ms_outside": reply.get("wall_ms_outside"),
         "sum_ms": sum(reply["times_ms"]),
         "thermal": reply.get("thermal"),
@@ -207,15 +209,22 @@ def _score(entry: dict[str, Any], problem: Problem, target: Any, doc: dict[str, 
         entry["sol_score"] = scoring.sol_score(t_k, bound.time_ms, eager)
 
 
-def _busy_ms(timing: dict[str, Any], times_sum: float) -> tuple[float, int]:
-    """Device time of all calls of one request (warm-up calls at the median) and their count."""
-    warm = timing.get("warmup_calls") or 0
-    return times_sum + warm * timing["median_ms"], timing["count"] + warm
+def _timed_wall_ms(timing: dict[str, Any]) -> float:
+    """The wall time (ms) of a timing request's timed calls: the trusted outside wall less its
+    warm-up phase. The warm-up lasts the policy's `warmup_ms` or three calls, whichever is
+    longer, plus the call that crosses the line; it is taken out as such, not per warm-up call:
+    a warm-up call costs a fraction of a timed one (no profiler), so a per-call average over
+    both would depend on their mix and differ between two honest processes (and the worker's
+    own count of warm-up calls is not trusted)."""
+    median = timing["median_ms"]
+    warm = max(timing.get("warmup_ms") or 0.0, 3 * median) + median
+    return max(0.0, timing["wall_ms_outside"] - warm)
 
 
 def wall_clock_findings(entry: dict[str, Any]) -> list[dict[str, Any]]:
     """The candidate's reported time must fit the wall time seen outside its process, given the
-    per-call overhead of the same loop measured on the eager baseline (farm.guard.plausibility)."""
+    per-call overhead of the same loop measured on the eager baseline (farm.guard.plausibility).
+    Both sides count the timed calls only (see _timed_wall_ms)."""
     from farm.guard import plausibility
 
     cand, base = entry.get("timing") or {}, (entry.get("baseline_timing") or {}).get("eager")
@@ -223,13 +232,11 @@ def wall_clock_findings(entry: dict[str, Any]) -> list[dict[str, Any]]:
         return []  # simulated times are not wall-clock times
     if not base or not base.get("wall_ms_outside") or not cand.get("wall_ms_outside"):
         return []
-    base_busy, base_calls = _busy_ms(base, base["sum_ms"])
-    overhead = max(0.0, (base["wall_ms_outside"] - base_busy) / base_calls)
-    busy, calls = _busy_ms(cand, cand["mean_ms"] * cand["count"])
+    overhead = max(0.0, (_timed_wall_ms(base) - base["sum_ms"]) / base["count"])
     found = plausibility.check_wall_clock(
-        reported_ms_total=busy,
-        wall_ms=cand["wall_ms_outside"],
-        calls=calls,
+        reported_ms_total=cand["mean_ms"] * cand["count"],
+        wall_ms=_timed_wall_ms(cand),
+        calls=cand["count"],
         overhead_ms_per_call=overhead,
     )
     return [{**f.to_dict(), "workload": entry["id"]} for f in found]

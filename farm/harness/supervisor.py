@@ -308,7 +308,7 @@ class Evaluation:
         started = time.perf_counter()
         reply, _ = worker.request(request, timeout=timeout)
         wall_ms = (time.perf_counter() - started) * 1000
-        reply["thermal"] = gate
+        reply["thermal"], reply["warmup_ms"] = gate, policy.warmup_ms
         _, tensors = worker.receive(timeout=600)
         self.doc["guard"]["findings"] += _tag(reply.get("findings", []), w.id)
         if not reply.get("ok"):
@@ -387,7 +387,7 @@ class Evaluation:
             started = time.perf_counter()
             reply, _ = worker.request(request, timeout=policy.budget_ms / 1000 + 900)
             reply["wall_ms_outside"] = (time.perf_counter() - started) * 1000
-            reply["thermal"] = gate
+            reply["thermal"], reply["warmup_ms"] = gate, policy.warmup_ms
             worker.receive(timeout=600)
         except WorkerDied as exc:
             self.doc["reasons_extra"].append(

@@ -84,3 +84,46 @@ def test_more_device_time_than_wall_time_is_rejected():
 def test_bad_arguments_are_errors():
     with pytest.raises(ValueError):
         check_wall_clock(reported_ms_total=1, wall_ms=1, calls=0, overhead_ms_per_call=0)
+
+
+def _timing(count, warm, wall, median, **extra):
+    return {
+        "count": count,
+        "warmup_calls": warm,
+        "warmup_ms": 300.0,
+        "wall_ms_outside": wall,
+        "median_ms": median,
+        "mean_ms": median,
+        "sum_ms": median * count,
+        "method": "cupti-span+events",
+        **extra,
+    }
+
+
+# Measured on an H100 (2026-11-22, docs/harness-fidelity.md): the Triton layernorm of
+# tests/solutions/correct on workload sdxl-transformer-32x32-fp32 and its eager baseline, one
+# request each. A timed call costs ~2.6 ms of harness time (profiler windows), a warm-up call
+# ~0.3 ms, and the two requests mixed them differently.
+BASE = _timing(650, 1065, 1975.3, 0.0141)
+
+
+def test_wall_clock_counts_timed_calls_only():
+    from farm.harness.report import wall_clock_findings
+
+    idle = {"id": "w", "timing": _timing(1400, 1052, 4093.6, 0.0113)}
+    # Through the agent, the same kernel hit the 4 s budget after fewer, slower warm-up calls:
+    # averaged over warm-up and timed calls together this read as 2.4 s of hidden work.
+    agent = {"id": "w", "timing": _timing(1370, 220, 4088.2, 0.0113)}
+    for entry in (idle, agent):
+        assert wall_clock_findings({**entry, "baseline_timing": {"eager": BASE}}) == []
+
+
+def test_wall_clock_still_catches_hidden_work_per_call():
+    from farm.harness.report import wall_clock_findings
+
+    hidden = {"id": "w", "timing": _timing(1400, 1052, 4093.6 + 1400 * 1.0, 0.0113)}
+    (finding,) = wall_clock_findings({**hidden, "baseline_timing": {"eager": BASE}})
+    assert finding["code"] == "WALL_CLOCK_MISMATCH" and finding["workload"] == "w"
+    # the worker's count of warm-up calls does not move the line
+    forged = {**hidden, "timing": {**hidden["timing"], "warmup_calls": 10**6}}
+    assert wall_clock_findings({**forged, "baseline_timing": {"eager": BASE}})
