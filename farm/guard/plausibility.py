@@ -9,15 +9,23 @@ Two rules, both REJECT:
 The wall-clock rule, in ms over one timing request of `calls` timed calls:
 
     unexplained = wall_ms - calls * overhead_ms_per_call - reported_ms_total
-    allowed     = WALL_RATIO * reported_ms_total + WALL_MS_PER_CALL * calls + WALL_FIXED_MS
+    allowed     = WALL_RATIO * reported_ms_total
+                  + (WALL_MS_PER_CALL + WALL_OVERHEAD_RATIO * overhead_ms_per_call) * calls
+                  + WALL_FIXED_MS
 
 Reject when unexplained > allowed (work hidden from the timer: side streams, background threads,
 deferred or lazy computation, a patched clock), or when reported_ms_total > wall_ms *
 (1 + WALL_OVER_RATIO) + WALL_FIXED_MS (more device time than elapsed time: forged numbers).
 `overhead_ms_per_call` must come from a trusted calibration, e.g. the baseline timed the same
 way: (its wall time - its reported time) / its calls. The margins let through an honest run with
-2x jitter in its device time plus 0.5 ms of launch latency per call, and a cheat that hides less
-work than that per call; a cheat that hides a whole kernel of >= 1 ms per call is caught.
+2x jitter in its device time, 0.5 ms of launch latency per call, and a harness overhead per call
+up to 1.5x the calibration's; a cheat that hides less work than that per call passes this rule
+(the timer's all-stream spans and the guards are the first line against hidden work), one that
+hides more is caught. WALL_OVERHEAD_RATIO: the calibration comes from another process (the
+trusted baseline, which runs without the runtime guard), and on an H100 the candidate's harness
+overhead per timed call measured 0.72x to 1.25x the baseline's for honest kernels
+(docs/harness-fidelity.md); with the profiler's windows that overhead is about 2.5-4 ms per
+call there, so hidden work of about 2 ms per call or more is caught.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ WALL_RATIO = 1.0  # unexplained wall time allowed, as a multiple of the reported
 WALL_MS_PER_CALL = 0.5  # plus this per timed call (Python launch latency, scheduling)
 WALL_FIXED_MS = 250.0  # plus this per request (process wake-up, transfers, a GC pass)
 WALL_OVER_RATIO = 0.05  # device time may exceed wall time by this fraction (clock granularity)
+WALL_OVERHEAD_RATIO = 0.5  # plus this fraction of the calibrated harness overhead per call
 
 
 def _finding(code: str, detail: str) -> Finding:
@@ -72,7 +81,8 @@ def check_wall_clock(
             )
         ]
     unexplained = wall_ms - calls * overhead_ms_per_call - reported_ms_total
-    allowed = WALL_RATIO * reported_ms_total + WALL_MS_PER_CALL * calls + WALL_FIXED_MS
+    per_call = WALL_MS_PER_CALL + WALL_OVERHEAD_RATIO * overhead_ms_per_call
+    allowed = WALL_RATIO * reported_ms_total + per_call * calls + WALL_FIXED_MS
     if unexplained > allowed:
         return [
             _finding(
