@@ -62,6 +62,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--workers", type=int, default=4, help="gunicorn workers")
     p.add_argument("--worker-threads", type=int, default=2, help="gunicorn threads per worker")
     p.add_argument("--out", type=Path, help="write a Markdown report here")
+    p.add_argument(
+        "--in-process",
+        type=int,
+        metavar="N",
+        help="instead of the HTTP load: N reads of each kind through Django's test client, "
+        "one at a time, and their cost per request",
+    )
     return p.parse_args(argv)
 
 
@@ -507,6 +514,42 @@ def cpu_report(used: dict[str, float], requests: int, args: argparse.Namespace) 
     return "\n".join(lines)
 
 
+def in_process(boards: list[str], status: list[tuple[str, str]], n: int) -> str:
+    """Cost of one read inside this process (Django's test client: no HTTP, no gunicorn, no
+    concurrency): wall and CPU time per request (ms) and the queries of one read. The warm-up
+    uses every token once, so that the measured reads do not include the write recording a
+    token's first use (repeated at most once a minute per token)."""
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    client = Client(HTTP_HOST="127.0.0.1")
+
+    def read(kind: str) -> None:
+        if kind == "board":
+            r = client.get(random.choice(boards))
+        else:
+            path, token = random.choice(status)
+            r = client.get(path, HTTP_AUTHORIZATION=f"Bearer {token}")
+        if r.status_code != 200:
+            sys.exit(f"{kind} read answered {r.status_code}: {r.content[:200]!r}")
+
+    for path, token in status:
+        client.get(path, HTTP_AUTHORIZATION=f"Bearer {token}")
+    lines = ["| read | wall ms | CPU ms | queries |", "|---|---|---|---|"]
+    for kind in ("board", "status"):
+        for _ in range(n // 4):
+            read(kind)
+        wall, cpu = time.perf_counter(), time.process_time()
+        for _ in range(n):
+            read(kind)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        with CaptureQueriesContext(connection) as queries:
+            read(kind)
+        lines.append(f"| {kind} | {wall / n * 1e3:.2f} | {cpu / n * 1e3:.2f} | {len(queries)} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     ensure_database(args.database_url)
@@ -522,6 +565,9 @@ def main(argv: list[str] | None = None) -> int:
 
         counts = {"runs": Run.objects.count()}
     boards, status = targets()
+    if args.in_process:
+        print(in_process(boards, status, args.in_process))
+        return 0
     port = free_port()
     before = os.getloadavg()
     server = start_server(args, port)
