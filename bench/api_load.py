@@ -3,11 +3,14 @@
 
 Fills a dedicated PostgreSQL database with N runs (COPY, in batches), serves the leaderboard
 with gunicorn on 127.0.0.1, sends board and submission-status reads at a fixed request rate from
-a thread pool (open loop: latency counts from each request's scheduled start, so a slow server
-cannot hide behind fewer requests), and prints p50/p95/p99 per endpoint. With --out it writes the
-table, the command and the machine to a Markdown file.
+one asyncio thread (open loop: latency counts from each request's scheduled start, so a slow
+server cannot hide behind fewer requests), and prints p50/p95/p99 per endpoint, the load average
+and the CPU time used by gunicorn, PostgreSQL, the generator and the whole machine. With --out
+it writes the table, the command and the machine to a Markdown file; --in-process N measures
+the cost of each read without HTTP instead.
 
-  python3 bench/api_load.py --runs 1000000 --rate 200 --duration 60 --out docs/api-load.md
+  python3 bench/api_load.py --runs 1000000 --rate 200 --duration 60
+  python3 bench/api_load.py --skip-fill --in-process 1000
 
 Loopback only; the load is bounded by --duration and --connections.
 """
