@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
@@ -43,46 +44,62 @@ def submission_status(  # type: ignore[no-untyped-def]
     in submission_runs. None when the submission does not exist or `user` may not see it.
 
     The status read is the API's most frequent request, so this runs the SQL of
-    _status_queries (two queries, no model instances); values come as the driver gives them,
-    which for these columns is what the ORM would give (tests/leaderboard/
-    test_submission_status.py compares the API's JSON with the serializer's)."""
-    (sub_sql, sub_cols), (runs_sql, run_cols) = _status_queries(tuple(fields), tuple(run_fields))
+    _status_queries (two queries, no model instances) and applies the ORM's column converters
+    itself (tests/leaderboard/test_submission_status.py compares the API's JSON with the
+    serializer's on PostgreSQL, test_embedded_database.py on SQLite)."""
+    submission, runs = _status_queries(tuple(fields), tuple(run_fields))
     with connection.cursor() as cur:
-        cur.execute(sub_sql, [submission_id])
+        cur.execute(submission.sql, [submission_id])
         found = cur.fetchone()
         if found is None:
             return None
-        row = dict(zip(sub_cols, found, strict=True))
+        row = submission.as_dict(found)
         if not _may_see(user, owner_id=row["user_id"], private=row["private"]):
             return None
-        cur.execute(runs_sql, [submission_id])
-        runs = [dict(zip(run_cols, r, strict=True)) for r in cur.fetchall()]
-    return row, sorted(runs, key=itemgetter("hardware_id"))
+        cur.execute(runs.sql, [submission_id])
+        rows = [runs.as_dict(r) for r in cur.fetchall()]
+    return row, sorted(rows, key=itemgetter("hardware_id"))
 
 
-Compiled = tuple[str, tuple[str, ...]]
+@dataclass(frozen=True)
+class _Compiled:
+    """A values() query compiled once: its SQL (one parameter), the names of its columns and
+    the converters the ORM applies to them (the backend's and the fields': SQLite gives naive
+    datetimes, for one), by column index."""
+
+    sql: str
+    columns: tuple[str, ...]
+    converters: dict[int, tuple[list[Any], Any]]
+
+    @classmethod
+    def of(cls, qs: QuerySet[Any], columns: tuple[str, ...]) -> _Compiled:
+        """Compiles `qs`, built with the placeholder 0 as its one parameter."""
+        compiler = qs.query.get_compiler(using=qs.db)
+        sql, params = compiler.as_sql()
+        if params != (0,):
+            raise RuntimeError(f"expected one placeholder parameter, the query has {params}")
+        return cls(sql, columns, compiler.get_converters([col for col, _, _ in compiler.select]))
+
+    def as_dict(self, row: Sequence[Any]) -> dict[str, Any]:
+        values = list(row)
+        for i, (converters, expression) in self.converters.items():
+            for convert in converters:
+                values[i] = convert(values[i], expression, connection)
+        return dict(zip(self.columns, values, strict=True))
 
 
 @functools.cache
 def _status_queries(
     fields: tuple[str, ...], run_fields: tuple[str, ...]
-) -> tuple[Compiled, Compiled]:
-    """(SQL, column names) of the status read's two queries, each taking the submission id as
-    its one parameter, compiled by the ORM once per process and field list: compiling costs
-    several times the CPU PostgreSQL spends answering these indexed lookups."""
+) -> tuple[_Compiled, _Compiled]:
+    """The status read's two queries, each taking the submission id as its one parameter,
+    compiled by the ORM once per process and field list: compiling costs several times the CPU
+    PostgreSQL spends answering these indexed lookups."""
     sub_cols = tuple(dict.fromkeys(("user_id", "private", *fields)))
     run_cols = tuple(dict.fromkeys(("hardware_id", *run_fields)))
     submission = Submission.objects.filter(pk=0).values(*sub_cols)
     runs = Run.objects.filter(submission_id=0, audit_of__isnull=True).values(*run_cols)
-    return (_sql_of(submission), sub_cols), (_sql_of(runs), run_cols)
-
-
-def _sql_of(qs: QuerySet[Any]) -> str:
-    """The SQL of a values() query whose one parameter is the placeholder 0."""
-    sql, params = qs.query.sql_with_params()
-    if params != (0,):
-        raise RuntimeError(f"expected one placeholder parameter, the query has {params}")
-    return sql
+    return _Compiled.of(submission, sub_cols), _Compiled.of(runs, run_cols)
 
 
 def submissions_own(*, user) -> QuerySet[Submission]:  # type: ignore[no-untyped-def]
