@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
@@ -10,6 +9,7 @@ from django.db import connection
 from django.db.models import Q, QuerySet
 
 from leaderboard.boards.models import Board
+from leaderboard.compiled import CompiledValues
 from leaderboard.runs.models import Run
 from leaderboard.submissions.models import Submission
 
@@ -61,37 +61,10 @@ def submission_status(  # type: ignore[no-untyped-def]
     return row, sorted(rows, key=itemgetter("hardware_id"))
 
 
-@dataclass(frozen=True)
-class _Compiled:
-    """A values() query compiled once: its SQL (one parameter), the names of its columns and
-    the converters the ORM applies to them (the backend's and the fields': SQLite gives naive
-    datetimes, for one), by column index."""
-
-    sql: str
-    columns: tuple[str, ...]
-    converters: dict[int, tuple[list[Any], Any]]
-
-    @classmethod
-    def of(cls, qs: QuerySet[Any], columns: tuple[str, ...]) -> _Compiled:
-        """Compiles `qs`, built with the placeholder 0 as its one parameter."""
-        compiler = qs.query.get_compiler(using=qs.db)
-        sql, params = compiler.as_sql()
-        if params != (0,):
-            raise RuntimeError(f"expected one placeholder parameter, the query has {params}")
-        return cls(sql, columns, compiler.get_converters([col for col, _, _ in compiler.select]))
-
-    def as_dict(self, row: Sequence[Any]) -> dict[str, Any]:
-        values = list(row)
-        for i, (converters, expression) in self.converters.items():
-            for convert in converters:
-                values[i] = convert(values[i], expression, connection)
-        return dict(zip(self.columns, values, strict=True))
-
-
 @functools.cache
 def _status_queries(
     fields: tuple[str, ...], run_fields: tuple[str, ...]
-) -> tuple[_Compiled, _Compiled]:
+) -> tuple[CompiledValues, CompiledValues]:
     """The status read's two queries, each taking the submission id as its one parameter,
     compiled by the ORM once per process and field list: compiling costs several times the CPU
     PostgreSQL spends answering these indexed lookups."""
@@ -99,7 +72,7 @@ def _status_queries(
     run_cols = tuple(dict.fromkeys(("hardware_id", *run_fields)))
     submission = Submission.objects.filter(pk=0).values(*sub_cols)
     runs = Run.objects.filter(submission_id=0, audit_of__isnull=True).values(*run_cols)
-    return _Compiled.of(submission, sub_cols), _Compiled.of(runs, run_cols)
+    return CompiledValues.of(submission, sub_cols), CompiledValues.of(runs, run_cols)
 
 
 def submissions_own(*, user) -> QuerySet[Submission]:  # type: ignore[no-untyped-def]

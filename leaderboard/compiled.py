@@ -1,0 +1,51 @@
+"""Hot reads without building ORM queries per request: a values() query compiled once per
+process, run on a cursor, its rows converted the way the ORM converts them.
+
+Building a query with the ORM costs several times the CPU PostgreSQL spends answering an
+indexed lookup, and the token lookup and the status read run on nearly every API request
+(docs/api-load.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection
+from django.db.models import QuerySet
+
+
+@dataclass(frozen=True)
+class CompiledValues:
+    """A values() query compiled once: its SQL (one parameter), the names of its columns and
+    the converters the ORM applies to them (the backend's and the fields': SQLite gives naive
+    datetimes, for one), by column index."""
+
+    sql: str
+    columns: tuple[str, ...]
+    converters: dict[int, tuple[list[Any], Any]]
+
+    @classmethod
+    def of(
+        cls, qs: QuerySet[Any], columns: tuple[str, ...], placeholder: Any = 0
+    ) -> CompiledValues:
+        """Compiles `qs`, built with `placeholder` as its one parameter."""
+        compiler = qs.query.get_compiler(using=qs.db)
+        sql, params = compiler.as_sql()
+        if params != (placeholder,):
+            raise RuntimeError(f"expected one placeholder parameter, the query has {params}")
+        return cls(sql, columns, compiler.get_converters([col for col, _, _ in compiler.select]))
+
+    def as_dict(self, row: Sequence[Any]) -> dict[str, Any]:
+        values = list(row)
+        for i, (converters, expression) in self.converters.items():
+            for convert in converters:
+                values[i] = convert(values[i], expression, connection)
+        return dict(zip(self.columns, values, strict=True))
+
+    def fetch_one(self, param: Any) -> dict[str, Any] | None:
+        with connection.cursor() as cur:
+            cur.execute(self.sql, [param])
+            row = cur.fetchone()
+        return None if row is None else self.as_dict(row)
