@@ -18,24 +18,29 @@ from django.db.models import QuerySet
 
 @dataclass(frozen=True)
 class CompiledValues:
-    """A values() query compiled once: its SQL (one parameter), the names of its columns and
+    """A values() query compiled once: its SQL (with parameters), the names of its columns and
     the converters the ORM applies to them (the backend's and the fields': SQLite gives naive
     datetimes, for one), by column index."""
 
     sql: str
     columns: tuple[str, ...]
     converters: dict[int, tuple[list[Any], Any]]
+    order: tuple[int, ...] = (0,)  # position in fetch_one's arguments of each SQL parameter
 
     @classmethod
     def of(
-        cls, qs: QuerySet[Any], columns: tuple[str, ...], placeholder: Any = 0
+        cls, qs: QuerySet[Any], columns: tuple[str, ...], placeholders: tuple[Any, ...] = (0,)
     ) -> CompiledValues:
-        """Compiles `qs`, built with `placeholder` as its one parameter."""
+        """Compiles `qs`, built with `placeholders` (distinct values) as its parameters;
+        fetch_one takes the real values in the order of `placeholders`, whatever order the SQL
+        puts them in."""
         compiler = qs.query.get_compiler(using=qs.db)
         sql, params = compiler.as_sql()
-        if params != (placeholder,):
-            raise RuntimeError(f"expected one placeholder parameter, the query has {params}")
-        return cls(sql, columns, compiler.get_converters([col for col, _, _ in compiler.select]))
+        if sorted(map(repr, params)) != sorted(map(repr, placeholders)):
+            raise RuntimeError(f"expected the parameters {placeholders}, the query has {params}")
+        order = tuple(placeholders.index(p) for p in params)
+        converters = compiler.get_converters([col for col, _, _ in compiler.select])
+        return cls(sql, columns, converters, order)
 
     def as_dict(self, row: Sequence[Any]) -> dict[str, Any]:
         values = list(row)
@@ -44,8 +49,8 @@ class CompiledValues:
                 values[i] = convert(values[i], expression, connection)
         return dict(zip(self.columns, values, strict=True))
 
-    def fetch_one(self, param: Any) -> dict[str, Any] | None:
+    def fetch_one(self, *params: Any) -> dict[str, Any] | None:
         with connection.cursor() as cur:
-            cur.execute(self.sql, [param])
+            cur.execute(self.sql, [params[i] for i in self.order])
             row = cur.fetchone()
         return None if row is None else self.as_dict(row)

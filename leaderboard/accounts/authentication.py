@@ -64,4 +64,4 @@ def _token_query() -> tuple[CompiledValues, list[str], list[str]]:
     user_fields = [f.attname for f in get_user_model()._meta.concrete_fields]
     columns = (*token_fields, *(f"user__{f}" for f in user_fields))
     qs = ApiToken.objects.filter(key_hash=_KEY, revoked_at=None).values(*columns)
-    return CompiledValues.of(qs, columns, placeholder=_KEY), token_fields, user_fields
+    return CompiledValues.of(qs, columns, placeholders=(_KEY,)), token_fields, user_fields

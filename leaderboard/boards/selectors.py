@@ -1,13 +1,14 @@
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from django.conf import settings
-from django.db import connection
 from django.db.models import QuerySet
 
 from leaderboard.boards.models import Board, BoardEntry
+from leaderboard.compiled import CompiledValues
 
 HEAVY_PROBLEM_FIELDS = ("sol_table", "workloads", "description")
 
@@ -19,10 +20,16 @@ class RankedEntry:
     entry: BoardEntry
 
 
+def _boards() -> QuerySet[Board]:
+    """Boards with their problem, suite, hardware and owner (heavy problem fields left out)."""
+    return Board.objects.select_related("problem__suite", "hardware", "owner").defer(
+        *(f"problem__{f}" for f in HEAVY_PROBLEM_FIELDS), "hardware__spec"
+    )
+
+
 def board_find(*, suite: str, problem: str, hardware: str) -> Board | None:
     return (
-        Board.objects.select_related("problem__suite", "hardware", "owner")
-        .defer(*(f"problem__{f}" for f in HEAVY_PROBLEM_FIELDS), "hardware__spec")
+        _boards()
         .filter(problem__suite_id=suite, problem__name=problem, hardware_id=hardware)
         .first()
     )
@@ -37,30 +44,27 @@ class BoardStamp(NamedTuple):
     owner_id: int | None
 
 
-_STAMP_SQL = """
-    SELECT b.id, b.version, b.sources_public, b.owner_id
-    FROM boards_board b JOIN problems_problem p ON p.id = b.problem_id
-    WHERE p.suite_id = %s AND p.name = %s AND b.hardware_id = %s
-"""
-
-
 def board_stamp(*, suite: str, problem: str, hardware: str) -> BoardStamp | None:
     """The board's stamp, read without loading the board: the board read serves a cached
-    rendering as long as the stamp is unchanged. Plain SQL: on the API's most frequent
-    request the ORM would spend more CPU building this lookup than PostgreSQL answering it."""
-    with connection.cursor() as cur:
-        cur.execute(_STAMP_SQL, [suite, problem, hardware])
-        row = cur.fetchone()
-    return BoardStamp(*row) if row else None
+    rendering as long as the stamp is unchanged. A query compiled once per process
+    (leaderboard.compiled): on the API's most frequent request the ORM would spend more CPU
+    building this lookup than PostgreSQL answering it."""
+    row = _stamp_query().fetch_one(suite, problem, hardware)
+    return BoardStamp(*row.values()) if row else None
+
+
+@functools.cache
+def _stamp_query() -> CompiledValues:
+    keys = ("\x01suite", "\x01problem", "\x01hardware")  # placeholders, never real names
+    columns = ("id", "version", "sources_public", "owner_id")
+    qs = Board.objects.filter(
+        problem__suite_id=keys[0], problem__name=keys[1], hardware_id=keys[2]
+    ).values(*columns)
+    return CompiledValues.of(qs, columns, placeholders=keys)
 
 
 def board_get(*, pk: int) -> Board:
-    """The board with its problem, suite and owner (heavy problem fields left out)."""
-    return (
-        Board.objects.select_related("problem__suite", "hardware", "owner")
-        .defer(*(f"problem__{f}" for f in HEAVY_PROBLEM_FIELDS), "hardware__spec")
-        .get(pk=pk)
-    )
+    return _boards().get(pk=pk)
 
 
 def board_list() -> QuerySet[Board]:

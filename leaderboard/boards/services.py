@@ -93,6 +93,13 @@ def _geomean(values: list[float | None]) -> float | None:
     return math.exp(sum(math.log(v) for v in vals) / len(vals))
 
 
+def board_entry_refresh_for_run(*, run: Run) -> BoardEntry | None:
+    """board_entry_refresh for the board and user of `run`."""
+    return board_entry_refresh(
+        problem_id=run.problem_id, hardware_id=run.hardware_id, user_id=run.user_id
+    )
+
+
 def board_entries_refresh_for_runs(*, run_ids: list[int]) -> None:
     keys = (
         Run.objects.filter(id__in=run_ids)

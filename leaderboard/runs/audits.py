@@ -27,6 +27,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from farm.queues import node_queue
+from leaderboard.boards.services import board_entry_refresh_for_run
 from leaderboard.nodes.models import Node
 from leaderboard.runs.models import Run, WorkloadResult
 
@@ -109,7 +110,8 @@ def audit_claim_refused(run_id: int, node: Node) -> bool:
 
 def audit_conclude(audit: Run) -> Run:
     """The audit run finished with a result: confirm or hold the audited run. Caller is in a
-    transaction and has stored the audit's result."""
+    transaction, has stored the audit's result and refreshes the board entry (the audit run's
+    board and user are the audited run's)."""
     original = Run.objects.select_for_update().get(pk=audit.audit_of_id)
     found = audit_disagreements(original, audit, settings.FARM_AUDIT_TOLERANCE)
     node = audit.node.name if audit.node else "?"
@@ -127,7 +129,6 @@ def audit_conclude(audit: Run) -> Run:
             f"confirmed by audit run {audit.pk} on node {node}: SOL score "
             f"{original.sol_score:.4g} here, {audit.sol_score:.4g} there",
         )
-    _refresh(original)
     return original
 
 
@@ -140,7 +141,7 @@ def audit_abandon(audit: Run, reason: str) -> None:
         f"held for an operator: audit run {audit.pk} could not be evaluated ({reason}); "
         "re-run the audit or release the entry",
     )
-    _refresh(original)
+    board_entry_refresh_for_run(run=original)
 
 
 def audit_disagreements(original: Run, audit: Run, tolerance: float) -> list[str]:
@@ -177,7 +178,7 @@ def audit_release(run: Run, *, by: str) -> bool:
         if run.audit != Run.Audit.HELD:
             return False
         _set(run, Run.Audit.CONFIRMED, f"{run.audit_detail} Released by {by}.")
-        _refresh(run)
+        board_entry_refresh_for_run(run=run)
     return True
 
 
@@ -198,12 +199,6 @@ def _set(run: Run, state: str, detail: str) -> None:
     run.audit, run.audit_detail = state, detail
     run.save(update_fields=["audit", "audit_detail"])
     log.info("run %s: audit %s: %s", run.pk, state or "none", detail)
-
-
-def _refresh(run: Run) -> None:
-    from leaderboard.boards.services import board_entry_refresh
-
-    board_entry_refresh(problem_id=run.problem_id, hardware_id=run.hardware_id, user_id=run.user_id)
 
 
 def _rows(run: Run) -> list[WorkloadResult]:

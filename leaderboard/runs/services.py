@@ -21,6 +21,7 @@ from django.utils import timezone
 from farm.queues import hardware_queue
 from farm.result import ResultSchemaError, validate
 from leaderboard import metrics
+from leaderboard.boards.services import board_entry_refresh_for_run
 from leaderboard.nodes.models import Node
 from leaderboard.problems.models import HardwareClass
 from leaderboard.runs import audits
@@ -272,18 +273,12 @@ def _store(run: Run, node: Node, attempt: int, document: dict[str, Any], digest:
         ]
     )
     if run.audit_of_id:
-        audits.audit_conclude(run)
+        audits.audit_conclude(run)  # the audit run shares its board and user with `run`
     elif audits.audit_wanted(run):
         audits.audit_start(run)
-    _refresh_board(run)
+    board_entry_refresh_for_run(run=run)
     latency = (now - run.created_at).total_seconds()
     transaction.on_commit(lambda: metrics.run_finished(run.hardware_id, j.verdict, latency))
-
-
-def _refresh_board(run: Run) -> None:
-    from leaderboard.boards.services import board_entry_refresh
-
-    board_entry_refresh(problem_id=run.problem_id, hardware_id=run.hardware_id, user_id=run.user_id)
 
 
 def _secret_passed(rows: list[dict[str, Any]]) -> bool:

@@ -107,10 +107,12 @@ def source_visible_for(  # type: ignore[no-untyped-def]
 
 
 def submission_runs(*, submission: Submission) -> QuerySet[Run]:
-    """The submission's runs, one per hardware class (its audit runs are not among them)."""
+    """The submission's runs, one per hardware class (its audit runs are not among them), with
+    their nodes, results and workload rows."""
     return (
         submission.runs.filter(audit_of__isnull=True)
-        .select_related("hardware", "result")
+        .select_related("node", "result")
+        .prefetch_related("result__workloads")
         .order_by("hardware_id")
     )
 

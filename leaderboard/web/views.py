@@ -17,6 +17,7 @@ from leaderboard.problems.selectors import NotFound, hardware_get, problem_get, 
 from leaderboard.runs.models import Result, Run
 from leaderboard.submissions.selectors import (
     source_visible,
+    submission_runs,
     submission_state,
     submissions_own,
     submissions_visible,
@@ -61,14 +62,8 @@ def submission(request: HttpRequest, submission_id: int) -> HttpResponse:
     sub = submissions_visible(user=request.user).filter(pk=submission_id).first()
     if sub is None:
         raise Http404(f"submission {submission_id} does not exist or is not visible to you")
-    runs = list(
-        Run.objects.filter(submission=sub, audit_of__isnull=True)
-        .select_related("node")
-        .order_by("hardware_id")
-    )
-    results = {
-        r.run_id: r for r in Result.objects.filter(run__in=runs).prefetch_related("workloads")
-    }
+    runs = list(submission_runs(submission=sub))
+    results = {r.pk: r.result for r in runs if hasattr(r, "result")}
     source, source_error = None, None
     if source_visible(submission=sub, user=request.user):
         try:

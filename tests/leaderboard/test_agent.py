@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
-import threading
 from datetime import timedelta
 
 import pytest
 import requests
-from django.db import connection
 from django.utils import timezone
 
 from leaderboard.nodes.models import Node
 from leaderboard.runs.models import Result, Run
 from leaderboard.runs.services import RunConflict, run_claim, runs_reap
-from tests.leaderboard.lbkit import AMD, GPU, HW, SUITE, VECTOR_ADD, finish, result_doc, submit
+from tests.leaderboard.lbkit import (
+    AMD,
+    GPU,
+    HW,
+    SUITE,
+    VECTOR_ADD,
+    finish,
+    race,
+    result_doc,
+    submit,
+)
 
 
 def queued_run(clients, **fields) -> Run:
@@ -271,34 +279,12 @@ def test_claim_race_threads_exactly_one_wins(local_storage, django_db_setup):
     subs = submissions_create(user=user, requests=[req] * 10)
     for submission in subs:
         run_id = submission.runs.get().pk
-        winners = race(lambda n, run_id=run_id: run_claim(run_id=run_id, node=n), nodes)
+        winners = race(
+            lambda n, run_id=run_id: run_claim(run_id=run_id, node=n), nodes, lost=RunConflict
+        )
         run = Run.objects.get(pk=run_id)
         assert len(winners) == 1, winners
         assert run.node_id == winners[0].pk and run.attempt == 1
-
-
-def race(call, contenders: list) -> list:
-    """Start `call(c)` for every contender at once (one thread and DB connection each);
-    return the contenders whose call did not raise RunConflict."""
-    barrier = threading.Barrier(len(contenders))
-    winners = []
-
-    def attempt(c) -> None:
-        barrier.wait()
-        try:
-            call(c)
-            winners.append(c)
-        except RunConflict:
-            pass
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=attempt, args=(c,)) for c in contenders]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return winners
 
 
 @pytest.mark.django_db(transaction=True)
@@ -322,7 +308,7 @@ def test_claim_race_over_http_exactly_one_wins(live_server, local_storage, djang
             if r.status_code == 409:
                 raise RunConflict("lost")
 
-        winners = race(post, tokens)
+        winners = race(post, tokens, lost=RunConflict)
         assert sorted(codes) == [200, 409, 409, 409] and len(winners) == 1
 
 

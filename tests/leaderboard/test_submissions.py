@@ -7,7 +7,7 @@ import pytest
 from leaderboard.accounts.models import Quota
 from leaderboard.runs.models import Run
 from leaderboard.submissions.models import Source, Submission
-from tests.leaderboard.lbkit import AMD, GPU, HW, SUITE, VECTOR_ADD, submit
+from tests.leaderboard.lbkit import AMD, GPU, HW, SUITE, VECTOR_ADD, race, submit
 
 CUDA = (
     "from torch.utils.cpp_extension import load_inline\n"
@@ -122,30 +122,23 @@ def test_oversized_source(clients, local_storage, settings):
 def test_file_upload_and_non_utf8(clients, local_storage):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    ok = SimpleUploadedFile("add.py", VECTOR_ADD.encode(), content_type="text/x-python")
-    r = clients["owner"].post(
-        "/api/submissions/",
-        {"problem": "vector_add", "suite": SUITE, "hardware": HW, "file": ok},
-        format="multipart",
-    )
+    def upload(name: str, data: bytes, **kwargs):
+        return clients["owner"].post(
+            "/api/submissions/",
+            {"problem": "vector_add", "suite": SUITE, "hardware": HW,
+             "file": SimpleUploadedFile(name, data, **kwargs)},
+            format="multipart",
+        )  # fmt: skip
+
+    r = upload("add.py", VECTOR_ADD.encode(), content_type="text/x-python")
     assert r.status_code == 201, r.content
     assert r.json()["filename"] == "add.py"
-    bad = SimpleUploadedFile("bad.py", b"def kernel(a, b):\n    return a + b # \xff\xfe\n")
-    r = clients["owner"].post(
-        "/api/submissions/",
-        {"problem": "vector_add", "suite": SUITE, "hardware": HW, "file": bad},
-        format="multipart",
-    )
+    r = upload("bad.py", b"def kernel(a, b):\n    return a + b # \xff\xfe\n")
     assert r.status_code == 400
     assert r.json()["file"] == [
         "is not UTF-8 text (byte 0xff at offset 37); save the file as UTF-8"
     ]
-    nul = SimpleUploadedFile("nul.py", b"def kernel(a, b):\x00\n")
-    r = clients["owner"].post(
-        "/api/submissions/",
-        {"problem": "vector_add", "suite": SUITE, "hardware": HW, "file": nul},
-        format="multipart",
-    )
+    r = upload("nul.py", b"def kernel(a, b):\x00\n")
     assert r.status_code == 400
     assert r.json()["source"] == ["contains NUL characters; a kernel file is plain text"]
 
@@ -207,10 +200,7 @@ def test_board_owner_makes_sources_public(clients, users, local_storage):
 def test_quota_holds_under_simultaneous_requests(local_storage, django_db_setup):
     """Six requests at once against a quota of 2: exactly two get their runs, as the check and
     the insert happen under one lock on the user's row."""
-    import threading
-
     from django.contrib.auth.models import User
-    from django.db import connection
 
     from leaderboard.submissions.services import QuotaExceeded, submissions_create
     from leaderboard.submissions.validation import submission_check
@@ -218,22 +208,8 @@ def test_quota_holds_under_simultaneous_requests(local_storage, django_db_setup)
     user = User.objects.create_user("racer")
     Quota.objects.create(user=user, hardware_id=HW, runs_per_hour=2)
     req = submission_check(problem="vector_add", hardware=[HW], source=VECTOR_ADD, suite=SUITE)
-    barrier, outcomes = threading.Barrier(6), []
-
-    def attempt() -> None:
-        barrier.wait()
-        try:
-            submissions_create(user=user, requests=[req])
-            outcomes.append("created")
-        except QuotaExceeded:
-            outcomes.append("refused")
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=attempt) for _ in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sorted(outcomes) == ["created"] * 2 + ["refused"] * 4
+    created = race(
+        lambda _: submissions_create(user=user, requests=[req]), list(range(6)), lost=QuotaExceeded
+    )
+    assert len(created) == 2
     assert Run.objects.filter(user=user).count() == 2
