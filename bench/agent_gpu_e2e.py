@@ -52,7 +52,7 @@ def main() -> int:
     p.add_argument("--problems", help="only these problems of the batch, comma-separated")
     args = p.parse_args()
     wanted = set(args.problems.split(",")) if args.problems else None
-    batch = [(p, f) for p, f in BATCH if wanted is None or p in wanted]
+    batch = [(name, file) for name, file in BATCH if wanted is None or name in wanted]
 
     from agents.localfarm import LocalFarm
 

@@ -135,13 +135,14 @@ def summarise(timings: list[dict]) -> dict:
         return round(statistics.median(values), 3)
 
     measured = [t["phases"]["correctness"] + t["phases"]["timing"] for t in timings]
+    overheads = [t["total"] - m for t, m in zip(timings, measured)]
     out = {
         "runs": len(timings),
         "total_s": med([t["total"] for t in timings]),
         "measurement_s": med(measured),
-        "overhead_s": med([t["total"] - m for t, m in zip(timings, measured)]),
-        "overhead_max_s": round(max(t["total"] - m for t, m in zip(timings, measured)), 3),
-        "overhead_each_s": [round(t["total"] - m, 2) for t, m in zip(timings, measured)],
+        "overhead_s": med(overheads),
+        "overhead_max_s": round(max(overheads), 3),
+        "overhead_each_s": [round(o, 2) for o in overheads],
         "queue_wait_s": med([t["queue_wait"] or 0.0 for t in timings]),
     }
     for key in ("claim", "prepare", "upload", "report"):

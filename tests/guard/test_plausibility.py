@@ -116,7 +116,7 @@ def test_wall_clock_counts_timed_calls_only():
     # averaged over warm-up and timed calls together this read as 2.4 s of hidden work.
     agent = {"id": "w", "timing": _timing(1370, 220, 4088.2, 0.0113)}
     # a later agent run: 950 timed calls at 3.9 ms of harness time each (1.25x the baseline's)
-    slow = {"id": "w", "timing": _timing(950, 400, 4043.3, 0.0113, warmup_ms=300.0)}
+    slow = {"id": "w", "timing": _timing(950, 400, 4043.3, 0.0113)}
     base_agent = _timing(650, 1065, 300 + 650 * 3.15 + 9.2, 0.0141)
     assert wall_clock_findings({**slow, "baseline_timing": {"eager": base_agent}}) == []
     for entry in (idle, agent):

@@ -246,6 +246,7 @@ def axis_name(raw: str, taken: set[str]) -> str:
     return name
 
 
+# What converting one source problem may raise: that problem is skipped and named, not fatal.
 CONVERSION_ERRORS = (SuiteError, ValueError, RuntimeError, TypeError, KeyError)
 
 

@@ -59,7 +59,7 @@ def import_dir(root: Path) -> tuple[list[common.ProblemDraft], list[str]]:
             draft, notes = problem_draft(definition, workloads.get(name, []))
             drafts.append(draft)
             skipped += [f"{path.relative_to(root)}: {n}" for n in notes]
-        except (SuiteError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+        except common.CONVERSION_ERRORS as exc:
             skipped.append(f"{path.relative_to(root)}: {exc}")
     return drafts, skipped
 
