@@ -22,6 +22,7 @@ from typing import Any
 import requests
 
 from agents.config import REPO_ROOT
+from farm.up import manage_py
 
 _SETUP = """
 import json
@@ -74,26 +75,12 @@ class LocalFarm:
 
     # --- server --------------------------------------------------------------------------
 
-    def manage(self, *args: str, stdin: str | None = None) -> str:
-        done = subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=REPO_ROOT,
-            env=self.env,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{done.stderr[-4000:]}")
-        return done.stdout
-
     def setup(self, *, nodes: list[str], hardware: list[str]) -> None:
         """Migrate, load the suites, create a user (API token) and nodes (node tokens)."""
-        self.manage("migrate", "--noinput")
-        self.manage("sync_suites")
+        manage_py("migrate", "--noinput", env=self.env)
+        manage_py("sync_suites", env=self.env)
         script = f"NAMES = {nodes!r}\nHARDWARE = {hardware!r}\n" + _SETUP
-        out = self.manage("shell", stdin=script)
+        out = manage_py("shell", env=self.env, stdin=script)
         line = next(x for x in out.splitlines() if x.startswith("TOKENS="))
         self.tokens = json.loads(line[len("TOKENS=") :])
 

@@ -30,7 +30,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,6 +75,26 @@ for name, hardware in spec["nodes"].items():
     )
 print("FARM_UP=" + json.dumps(out))
 """
+
+
+def manage_py(*args: str, env: dict[str, str], stdin: str | None = None) -> str:
+    """Run `manage.py ARGS` from the repository root with `env`; its stdout. Raises FarmError
+    with the end of its stderr when it fails."""
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=REPO_ROOT,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise FarmError(
+            f"`manage.py {' '.join(args)}` failed:\n{done.stderr.strip()[-4000:]}",
+            hint="the server's settings come from the environment (see .env.example)",
+        )
+    return done.stdout
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -146,7 +166,7 @@ def _sandbox_name(requested: str) -> str:
             "`sh deploy/sandbox/add-sandbox-user.sh`. Or start a Docker engine with the images "
             "of deploy/sandbox/.",
         ) from None
-    return str(getattr(runner, "name", requested))
+    return runner.name
 
 
 def _check_port(port: int) -> None:
@@ -221,6 +241,7 @@ class LocalFarm:
             self.env.setdefault("FARM_AUDIT_SKIP_HARDWARE", ",".join(single))
         self.examples: list[Example] = []
         self.tokens: dict[str, Any] = {}
+        self.clients: dict[str, Any] = {}  # user -> FarmClient, made on first use
         self.console = _console()
 
     # --- set-up ------------------------------------------------------------------------------
@@ -232,27 +253,11 @@ class LocalFarm:
         self.examples = examples
         self.logs.mkdir(parents=True, exist_ok=True)
         with self.console.status("preparing the database and loading the suites"):
-            self.manage("migrate", "--noinput")
-            self.manage("sync_suites")
+            manage_py("migrate", "--noinput", env=self.env)
+            manage_py("sync_suites", env=self.env)
             self.tokens = self._accounts(sorted({DEMO_USER} | {e.user for e in examples}))
         path = config_write(url=self.url, token=self.tokens["users"][DEMO_USER])
         self.console.print(f"demo user's token stored in {path} (used by `farm submit`)")
-
-    def manage(self, *args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=REPO_ROOT,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise FarmError(
-                f"`manage.py {' '.join(args)}` failed:\n{done.stderr.strip()[-3000:]}",
-                hint="the server's settings come from the environment (see .env.example)",
-            )
-        return done.stdout
 
     def _accounts(self, users: list[str]) -> dict[str, Any]:
         spec = {
@@ -261,7 +266,8 @@ class LocalFarm:
             "token_name": TOKEN_NAME,
             "nodes": {name: [self.agents[kind]] for name, kind in self.nodes.items()},
         }
-        out = self.manage("shell", "-c", f"SPEC = {json.dumps(spec)!r}\n{_ACCOUNTS_SCRIPT}")
+        script = f"SPEC = {json.dumps(spec)!r}\n{_ACCOUNTS_SCRIPT}"
+        out = manage_py("shell", "-c", script, env=self.env)
         line = next((x for x in out.splitlines() if x.startswith("FARM_UP=")), None)
         if line is None:
             raise FarmError(f"creating the demo accounts printed no tokens:\n{out[-2000:]}")
@@ -412,7 +418,9 @@ class LocalFarm:
     def _client(self, user: str) -> Any:
         from farm.client import FarmClient
 
-        return FarmClient(self.url, self.tokens["users"][user], timeout_s=30.0)
+        if user not in self.clients:
+            self.clients[user] = FarmClient(self.url, self.tokens["users"][user], timeout_s=30.0)
+        return self.clients[user]
 
     def _submit(self, example: Example, hardware: list[str]) -> list[int]:
         import hashlib
@@ -451,7 +459,7 @@ class LocalFarm:
                     states[run_id] = "audit" if run.finished and audited else run.state
                     if run.finished and not audited:
                         done[run_id] = run
-                counts = ", ".join(f"{s} {n}" for s, n in _count(states.values()))
+                counts = ", ".join(f"{s} {n}" for s, n in sorted(Counter(states.values()).items()))
                 progress.update(task, completed=len(done), description=f"evaluating: {counts}")
                 time.sleep(1.0)
         if len(done) < len(owner):
@@ -500,8 +508,7 @@ class LocalFarm:
         self.console.print(f"\nOpen [bold]{self.url}/[/] in a browser")
         for p in problems:
             self.console.print(f"  board: {self.url}/boards/core-v1/{p}/{hw}/")
-        password = (self.var / "demo-password").read_text().strip()
-        self.console.print(f"  web login: {DEMO_USER} / {password}")
+        self.console.print(f"  web login: {DEMO_USER} / {self._demo_password()}")
         self.console.print(
             f"Submit your own kernel: farm submit my_kernel.py --problem softmax --hw {hw} "
             "--mode leaderboard --public --wait"
@@ -542,35 +549,15 @@ def _existing_runs(
     classes not covered yet."""
     runs: list[int] = []
     covered: set[str] = set()
-    for sub in _submissions(client):
-        if (sub["source_sha256"], sub["problem"], sub["mode"]) != (
-            sha,
-            example.problem,
-            example.mode,
-        ):
+    wanted = (sha, example.problem, example.mode)
+    for sub in client.submissions():
+        if (sub.raw["source_sha256"], sub.problem, sub.mode) != wanted:
             continue
-        for run in sub["runs"]:
-            if run["hardware"] in hardware and run["hardware"] not in covered:
-                covered.add(run["hardware"])
-                runs.append(int(run["id"]))
+        for run in sub.runs:
+            if run.hardware in hardware and run.hardware not in covered:
+                covered.add(run.hardware)
+                runs.append(run.id)
     return runs, [h for h in hardware if h not in covered]
-
-
-def _submissions(client: Any) -> Iterator[dict[str, Any]]:
-    """The client's own submissions, every page (`{"next": URL, "results": [...]}`)."""
-    reply = client.http.request("GET", "/api/submissions/")
-    while True:
-        yield from reply.get("results") or []
-        if not reply.get("next"):
-            return
-        reply = client.http.request("GET", reply["next"])
-
-
-def _count(states: Iterable[str]) -> list[tuple[str, int]]:
-    counts: dict[str, int] = {}
-    for s in states:
-        counts[s] = counts.get(s, 0) + 1
-    return sorted(counts.items())
 
 
 def _signal_all(procs: list[subprocess.Popen[bytes]], sig: int) -> None:

@@ -125,6 +125,11 @@ class FarmClient:
                 break
         return found[:limit]
 
+    def submissions(self) -> Iterator[Submission]:
+        """Your submissions with their runs, newest first, every page."""
+        for page in self._pages("/api/submissions/", {}):
+            yield from map(Submission.from_json, page)
+
     def board(self, problem: str, hardware: str, *, suite: str = "core-v1") -> Board:
         return Board.from_json(
             self.http.request("GET", f"/api/boards/{suite}/{problem}/{hardware}/")

@@ -119,6 +119,20 @@ def test_many_runs_are_polled_through_the_run_list(stub):
     assert stub.count("GET", "/api/runs/") == 1
 
 
+def test_submissions_reads_every_page(stub):
+    later = {"next": None, "results": [submission_json(8, runs=((12, "done"),))]}
+    first = {"next": f"{stub.url}/api/submissions/?cursor=2", "results": [submission_json(9)]}
+    stub.reply("GET", "/api/submissions/", 200, first)
+    stub.reply("GET", "/api/submissions/", 200, later)
+    subs = list(client(stub.url, []).submissions())
+    assert [s.id for s in subs] == [9, 8]
+    assert [(r.id, r.hardware) for s in subs for r in s.runs] == [
+        (11, "npu-sim-v1"),
+        (12, "npu-sim-v1"),
+    ]
+    assert [r["query"] for r in stub.requests] == ["", "cursor=2"]
+
+
 def test_batch_is_split_into_chunks(stub):
     stub.reply("POST", "/api/submissions/", 201, {"submissions": [submission_json(1)] * 2})
     stub.reply("POST", "/api/submissions/", 201, {"submissions": [submission_json(2)]})
