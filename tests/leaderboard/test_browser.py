@@ -53,6 +53,7 @@ def browser():
 
 def test_board_submission_and_upload(browser, live_server, local_storage, tmp_path):
     from django.contrib.auth.models import User
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
@@ -98,6 +99,11 @@ def test_board_submission_and_upload(browser, live_server, local_storage, tmp_pa
     new_run = created.runs.get()
     other = make_node("browser-node-2", [HW])
     finish(other, new_run, score=0.5)
-    WebDriverWait(browser, 15).until(lambda d: d.find_element(By.ID, "state").text == "done")
+    # the page reloads itself once every run has finished: an element looked up while the old
+    # document goes away raises (stale node, or an inspector error); the wait polls on
+    reloading = (StaleElementReferenceException, WebDriverException)
+    WebDriverWait(browser, 15, ignored_exceptions=reloading).until(
+        lambda d: d.find_element(By.ID, "state").text == "done"
+    )
     browser.get(f"{live_server.url}/")
     assert "vector_add" in browser.page_source
