@@ -14,17 +14,33 @@ import torch
 
 from farm.harness import protocol
 from farm.sandbox import DeviceAssignment, Limits, Runner
+from farm.sandbox.watch import MemoryWatch
 
 _STDERR_KEEP = 64 << 10  # bytes of worker stderr kept for the log
+WORKER_ARGS = ["-m", "farm.harness.worker"]  # what the sandbox's interpreter runs
 
 
 class WorkerDied(Exception):
-    """The worker exited or was killed; `status` is TIMEOUT or RUNTIME_ERROR."""
+    """The worker exited, was killed, or sent what is not a frame. `status` is TIMEOUT or
+    RUNTIME_ERROR; `code` the reason code (TIMEOUT, MEMORY_LIMIT, OUTPUT_LIMIT, WORKER_DIED,
+    PROTOCOL_ERROR); `detail` names the limit or what was wrong."""
 
-    def __init__(self, status: str, detail: str) -> None:
+    def __init__(self, status: str, detail: str, code: str | None = None) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail
+        self.code = code or status
+
+
+# The limit a sandbox saw its process hit -> (status, reason code) of the workload.
+_LIMIT_CODES = {
+    "wall_seconds": ("TIMEOUT", "TIMEOUT"),
+    "cpu_seconds": ("TIMEOUT", "TIMEOUT"),
+    "memory_bytes": ("RUNTIME_ERROR", "MEMORY_LIMIT"),
+    "gpu_memory_bytes": ("RUNTIME_ERROR", "MEMORY_LIMIT"),
+    "output_bytes": ("RUNTIME_ERROR", "OUTPUT_LIMIT"),
+    "file_size_bytes": ("RUNTIME_ERROR", "FILE_SIZE_LIMIT"),
+}
 
 
 @dataclass
@@ -37,6 +53,7 @@ class WorkerSpec:
     workdir: Path
     device_index: int = 0
     limits: Limits = field(default_factory=Limits)
+    gpu_memory_bytes: int | None = None  # the worker's own allocator cap (the watch enforces)
 
 
 class WorkerProcess:
@@ -47,52 +64,69 @@ class WorkerProcess:
         self.log = bytearray()
         env = worker_env(spec)
         self.proc = runner.spawn(
-            [sys.executable, "-m", "farm.harness.worker"],
+            [sys.executable, *WORKER_ARGS],
             workdir=spec.workdir,
             env=env,
             limits=spec.limits,
             device=_assignment(spec),
             ro_binds=spec.read_dirs,
         )
+        # GPU sandboxes get no address-space rlimit: their host memory is watched instead
+        self._rss_limit = spec.limits.memory_bytes if spec.device in ("cuda", "rocm") else None
         self._drain = threading.Thread(target=self._read_stderr, daemon=True)
         self._drain.start()
         self.request(
-            {"op": "setup", "device": spec.device},
+            {"op": "setup", "device": spec.device, "gpu_memory_bytes": spec.gpu_memory_bytes},
             timeout=300,
+            max_bytes=0,
         )
 
     def request(
-        self, header: dict[str, Any], *, timeout: float
+        self,
+        header: dict[str, Any],
+        *,
+        timeout: float,
+        max_bytes: int = 0,
+        watch: int | None = None,
     ) -> tuple[dict[str, Any], list[torch.Tensor]]:
-        """Send `header`, wait up to `timeout` s for the reply; WorkerDied on death or timeout."""
+        """Send `header`, wait up to `timeout` s for the reply frame, which may carry at most
+        `max_bytes` of tensors; while waiting, the worker may hold at most `watch` bytes of
+        device memory (None: not watched). WorkerDied on death, a limit, or a bad frame."""
         try:
             protocol.send(self.proc.stdin, header)
         except (BrokenPipeError, OSError):
             raise self._died("the worker closed its input") from None
-        return self._read(timeout, str(header.get("op")))
+        return self._read(timeout, str(header.get("op")), max_bytes, watch)
 
-    def _read(self, timeout: float, what: str) -> tuple[dict[str, Any], list[torch.Tensor]]:
+    def receive(
+        self, *, timeout: float, max_bytes: int = 0
+    ) -> tuple[dict[str, Any], list[torch.Tensor]]:
+        """Read the next frame the worker sends unasked (the second half of a reply)."""
+        return self._read(timeout, "receive", max_bytes, None)
+
+    def _read(
+        self, timeout: float, what: str, max_bytes: int, watch: int | None
+    ) -> tuple[dict[str, Any], list[torch.Tensor]]:
         box: dict[str, Any] = {}
 
         def read() -> None:
             try:
-                box["reply"] = protocol.recv(self.proc.stdout)
+                box["reply"] = protocol.recv(self.proc.stdout, max_bytes=max_bytes)
             except Exception as exc:
                 box["error"] = exc
 
         reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        reader.join(timeout)
+        with MemoryWatch(self.proc, self.spec.device_index, watch, self._rss_limit):
+            reader.start()
+            reader.join(timeout)
         if reader.is_alive():
             self.kill()
-            raise WorkerDied("TIMEOUT", f"no answer to '{what}' within {timeout:.0f} s")
+            raise WorkerDied(
+                "TIMEOUT", f"no answer to '{what}' within its limit of {timeout:.1f} s", "TIMEOUT"
+            )
         if "error" in box:
             raise self._died(str(box["error"]))
         return box["reply"]
-
-    def receive(self, *, timeout: float) -> tuple[dict[str, Any], list[torch.Tensor]]:
-        """Read the next frame the worker sends unasked (the second half of a reply)."""
-        return self._read(timeout, "receive")
 
     def close(self) -> None:
         try:
@@ -122,16 +156,34 @@ class WorkerProcess:
                 del self.log[: len(self.log) - _STDERR_KEEP]
 
     def _died(self, detail: str) -> WorkerDied:
+        """How the worker ended, from what the trusted side saw: the limit the sandbox enforced,
+        else the exit status or signal, else the frame that was not one."""
         try:
             self.proc.wait(timeout=5)
             end = self.proc.termination()
-            why = f"killed by limit {end.limit}" if end.limit else f"exit status {end.returncode}"
-            status = "TIMEOUT" if end.limit in ("wall_seconds", "cpu_seconds") else "RUNTIME_ERROR"
         except Exception:
             self.kill()
-            why, status = "did not exit", "RUNTIME_ERROR"
+            return WorkerDied(
+                "RUNTIME_ERROR", f"the worker sent a bad frame: {detail}", "PROTOCOL_ERROR"
+            )
         tail = self.stderr_text()[-2000:]
-        return WorkerDied(status, f"the worker died ({why}): {detail}\n{tail}".strip())
+        if end.limit in _LIMIT_CODES:
+            status, code = _LIMIT_CODES[end.limit]
+            limit = getattr(self.spec.limits, end.limit, None)
+            shown = f" ({_amount(end.limit, limit)})" if limit else ""
+            return WorkerDied(
+                status, f"killed at the {end.limit} limit{shown}\n{tail}".strip(), code
+            )
+        why = f"signal {end.signal}" if end.signal else f"exit status {end.returncode}"
+        if "ProtocolError" in detail or "frame" in detail:
+            why += f"; {detail}"
+        return WorkerDied(
+            "RUNTIME_ERROR", f"the worker died ({why})\n{tail}".strip(), "WORKER_DIED"
+        )
+
+
+def _amount(limit: str, value: float) -> str:
+    return f"{value / (1 << 30):.2f} GiB" if limit.endswith("bytes") else f"{value:g} s"
 
 
 def worker_env(spec: WorkerSpec) -> dict[str, str]:

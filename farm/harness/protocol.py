@@ -57,12 +57,43 @@ def recv(
     if not isinstance(header, dict):
         raise ProtocolError("frame header is not an object")
     tensors, total = [], 0
-    for meta in header.pop("tensors", []):
-        total += int(meta["nbytes"])
+    metas = header.pop("tensors", [])
+    if not isinstance(metas, list):
+        raise ProtocolError("frame header's 'tensors' is not a list")
+    for meta in metas:
+        dtype, shape, nbytes = _tensor_meta(meta)
+        total += nbytes
         if total > max_bytes:
-            raise ProtocolError(f"frame carries more than {max_bytes} bytes of tensors")
-        tensors.append(_tensor_from(meta, _read_exact(stream, int(meta["nbytes"]))))
+            raise ProtocolError(
+                f"frame carries more than {max_bytes} bytes of tensors "
+                "(the most this reply may hold)"
+            )
+        tensors.append(_read_tensor(stream, dtype, shape, nbytes))
     return header, tensors
+
+
+def _tensor_meta(meta: Any) -> tuple[torch.dtype, list[int], int]:
+    """A tensor's dtype, shape and size from its header entry, checked before any byte is read."""
+    if not isinstance(meta, dict):
+        raise ProtocolError("a tensor entry is not an object")
+    dtype = getattr(torch, str(meta.get("dtype")), None)
+    if not isinstance(dtype, torch.dtype):
+        raise ProtocolError(f"unknown dtype {str(meta.get('dtype'))[:40]!r}")
+    shape, nbytes = meta.get("shape"), meta.get("nbytes")
+    if not isinstance(shape, list) or len(shape) > 16 or not all(_count(d) for d in shape):
+        raise ProtocolError("a tensor's shape is not a list of sizes")
+    if not _count(nbytes):
+        raise ProtocolError("a tensor's nbytes is not a size")
+    n = 1
+    for d in shape:
+        n *= d
+    if n * dtype.itemsize != nbytes:
+        raise ProtocolError(f"tensor of shape {shape} {dtype} does not fit {nbytes} bytes")
+    return dtype, shape, nbytes
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1 << 48
 
 
 def _tensor_bytes(t: torch.Tensor) -> bytes:
@@ -72,19 +103,19 @@ def _tensor_bytes(t: torch.Tensor) -> bytes:
     return t.view(torch.uint8).numpy().tobytes()
 
 
-def _tensor_from(meta: dict[str, Any], data: bytes) -> torch.Tensor:
-    dtype = getattr(torch, str(meta["dtype"]), None)
-    if not isinstance(dtype, torch.dtype):
-        raise ProtocolError(f"unknown dtype {meta['dtype']!r}")
-    shape = [int(d) for d in meta["shape"]]
-    n = 1
-    for d in shape:
-        n *= d
-    if n * dtype.itemsize != len(data):
-        raise ProtocolError(f"tensor of shape {shape} {dtype} does not fit {len(data)} bytes")
-    if n == 0:
-        return torch.empty(shape, dtype=dtype)
-    flat = torch.frombuffer(bytearray(data), dtype=torch.uint8)
+def _read_tensor(
+    stream: Readable, dtype: torch.dtype, shape: list[int], nbytes: int
+) -> torch.Tensor:
+    """Read a tensor's bytes straight into its own storage (no second copy)."""
+    flat = torch.empty(nbytes, dtype=torch.uint8)
+    view = memoryview(flat.numpy()) if nbytes else memoryview(bytearray())  # type: ignore[arg-type]
+    done = 0
+    while done < nbytes:
+        chunk = stream.read(min(nbytes - done, 1 << 22))
+        if not chunk:
+            raise ProtocolError("the worker closed the channel")
+        view[done : done + len(chunk)] = chunk
+        done += len(chunk)
     return flat.view(dtype).reshape(shape)
 
 

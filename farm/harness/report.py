@@ -102,49 +102,62 @@ def status_of(errors: list[dict[str, Any]]) -> WorkloadStatus:
     return _STATUS_OF_CODE.get(errors[0]["code"], WorkloadStatus.INCORRECT)
 
 
-def failure(reply: dict[str, Any]) -> list[dict[str, Any]]:
-    """The reason list of a worker reply with ok=False."""
-    status = reply.get("status", "RUNTIME_ERROR")
-    return [reason(reply.get("code") or status, reply.get("detail", ""), status=status)]
-
-
 def set_status(entry: dict[str, Any], errors: list[dict[str, Any]]) -> None:
     entry["errors"] += errors
     entry["status"] = status_of(errors).value
 
 
-def add_timing(entry: dict[str, Any], reply: dict[str, Any], wall_ms: float) -> None:
-    """Candidate timing: statistics of the per-call times, the method, and cross-checks."""
+def add_timing(
+    entry: dict[str, Any],
+    reply: dict[str, Any],
+    wall_ms: float,
+    *,
+    thermal: dict[str, Any],
+    warmup_ms: float,
+) -> None:
+    """Candidate timing: statistics of the per-call times, the method, and cross-checks.
+    `reply` is a checked timing reply's summary (farm.harness.replies.TimeReply.summary);
+    `wall_ms` the trusted side's own wall time of the request."""
     stats = scoring.TimingStats.from_samples(reply["times_ms"])
     entry["time_ms"] = stats.median_ms
     entry["timing"] = {
         **stats.to_dict(),
-        "method": reply.get("method"),
-        "windows_ms": reply.get("windows_ms"),
-        "warmup_calls": reply.get("warmup_calls"),
-        "warmup_ms": reply.get("warmup_ms"),
+        "method": reply["method"],
+        "windows_ms": reply["windows_ms"],
+        "warmup_calls": reply["warmup_calls"],
+        "warmup_ms": warmup_ms,
         "wall_ms_outside": wall_ms,
-        "thermal": reply.get("thermal"),
-        "wall_ms_inside": reply.get("wall_ms"),
+        "thermal": thermal,
+        "wall_ms_inside": reply["wall_ms"],
     }
-    events = reply.get("event_ms") or []
-    if events:
-        entry["timing"]["event_median_ms"] = scoring.TimingStats.from_samples(events).median_ms
-    if reply.get("sim"):
+    if reply["event_ms"]:
+        entry["timing"]["event_median_ms"] = scoring.TimingStats.from_samples(
+            reply["event_ms"]
+        ).median_ms
+    if reply["sim"]:
         entry["simulation"] = reply["sim"]
 
 
-def add_baseline(entry: dict[str, Any], kind: str, reply: dict[str, Any]) -> None:
+def add_baseline(
+    entry: dict[str, Any],
+    kind: str,
+    reply: dict[str, Any],
+    wall_ms: float,
+    *,
+    thermal: dict[str, Any],
+    warmup_ms: float,
+) -> None:
+    """A baseline's timing, from a checked timing reply's summary (see add_timing)."""
     stats = scoring.TimingStats.from_samples(reply["times_ms"])
     entry["baseline_ms"][kind] = stats.median_ms
     entry["baseline_timing"][kind] = {
         **stats.to_dict(),
-        "method": reply.get("method"),
-        "warmup_calls": reply.get("warmup_calls"),
-        "warmup_ms": reply.get("warmup_ms"),
-        "wall_ms_outside": reply.get("wall_ms_outside"),
+        "method": reply["method"],
+        "warmup_calls": reply["warmup_calls"],
+        "warmup_ms": warmup_ms,
+        "wall_ms_outside": wall_ms,
         "sum_ms": sum(reply["times_ms"]),
-        "thermal": reply.get("thermal"),
+        "thermal": thermal,
     }
 
 
@@ -168,7 +181,7 @@ def finish(
     doc["workloads"] = sorted(entries, key=lambda e: order.get(e["id"], 0))
     _verdict(doc)
     doc["score"] = _aggregate(doc)
-    doc["reasons"] += doc.pop("reasons_extra")
+    doc["reasons"][:0] = doc.pop("reasons_extra")  # evaluation-wide causes first
     doc.pop("verdict_override")
     doc["timing"] = {"started_at": started, "duration_s": round(time.time() - started, 3)}
 

@@ -19,12 +19,14 @@ from typing import Any
 import torch
 
 from farm.errors import FarmError, SubmissionError
-from farm.harness import correctness, report, seeds
+from farm.harness import correctness, replies, report, seeds
+from farm.harness.budget import LimitPolicy
 from farm.harness.channel import WorkerDied, WorkerProcess, WorkerSpec, stage_source
 from farm.harness.pool import WorkerPool
 from farm.harness.reference import expected
+from farm.harness.replies import BadReply
 from farm.harness.targets import Target, resolve_target
-from farm.result import Mode, Verdict, WorkloadStatus, reason
+from farm.result import Mode, WorkloadStatus, reason
 from farm.sandbox import Limits, get_runner
 from farm.suite.loader import Suite, load_suite
 from farm.suite.model import Problem, Workload
@@ -51,6 +53,7 @@ class EvalOptions:
     policy: dict[str, Any] = field(default_factory=dict)
     device_index: int = 0
     limits: Limits = field(default_factory=Limits)
+    limit_policy: LimitPolicy | None = None  # None: LimitPolicy.from_env()
     pool: WorkerPool | None = None  # warm workers (agents); None starts fresh ones
 
 
@@ -100,6 +103,8 @@ class Evaluation:
         self.rng = random.SystemRandom()
         self._last_stats: dict[str, float] = {}
         self.phases: dict[str, float] = {}
+        self.limit_policy = opts.limit_policy or LimitPolicy.from_env()
+        self.call_s: dict[str, float] = {}  # trusted wall time of a workload's last check (s)
 
     def execute(self) -> dict[str, Any]:
         started = time.time()
@@ -148,7 +153,13 @@ class Evaluation:
     def _start_candidate(self, tmp: Path, workloads: list[Workload]) -> WorkerProcess | None:
         try:
             with self._phase("sandbox_start"):
-                worker = self._acquire("candidate", tmp / "candidate")
+                worker = self._acquire("candidate", tmp / "candidate", workloads)
+        except WorkerDied as exc:
+            raise FarmError(
+                f"the sandboxed worker did not start: {replies.text(exc.detail, 2000)}",
+                hint="check the node's sandbox set-up (farm hardware; docs/security.md)",
+            ) from None
+        try:
             staged = stage_source(self.source_path, worker.spec.workdir)
             axes = workloads[0].axes if workloads else {}
             request = {
@@ -159,35 +170,44 @@ class Evaluation:
                 "problem_dir": str(self.problem.directory.resolve()),
             }
             with self._phase("load"):
-                reply, _ = worker.request(request, timeout=300)
-        except WorkerDied as exc:
-            self._fail_all(workloads, Verdict.COMPILE_ERROR, "LOAD_FAILED", exc.detail)
-            return None
-        self.doc["guard"]["findings"] += reply.get("findings", [])
-        if not reply.get("ok"):
-            status = reply.get("status", "COMPILE_ERROR")
-            self._fail_all(workloads, status, "LOAD_FAILED", reply.get("detail", ""))
+                header, _ = worker.request(request, timeout=self.limit_policy.load_s)
+            reply = replies.load(header)
+        except (WorkerDied, BadReply) as exc:
             self._release("candidate", worker)
+            self._fail_all(workloads, _load_failure(exc))
             return None
-        self.doc["submission"]["form"] = reply.get("form")
+        self.doc["guard"]["findings"] += reply.findings
+        if reply.failure is not None:
+            self._release("candidate", worker)
+            self._fail_all(workloads, reply.failure)
+            return None
+        self.doc["submission"]["form"] = reply.form
         return worker
 
-    def _acquire(self, kind: str, workdir: Path) -> WorkerProcess:
-        """A started worker: from the pool when there is one, else a fresh one in `workdir`."""
+    def _acquire(self, kind: str, workdir: Path, workloads: list[Workload]) -> WorkerProcess:
+        """A started worker: from the pool when there is one, else a fresh one in `workdir` with
+        limits sized to the largest of `workloads`."""
         pool = self.opts.pool
         if pool is not None:
             self.doc["environment"]["sandbox"] = pool.runner.name
             return pool.candidate() if kind == "candidate" else pool.baseline(kind)
         workdir.mkdir(parents=True, exist_ok=True)
         runner = get_runner(self.opts.sandbox)
+        largest = max((self._workload_bytes(w) for w in workloads), default=0)
+        limits = self.limit_policy.sandbox_limits(
+            self.opts.limits, workload_bytes=largest, gpu=self.target.torch_device.type == "cuda"
+        )
         spec = WorkerSpec(
             device=self.target.device,
             read_dirs=[self.problem.directory.resolve()],
             workdir=workdir,
             device_index=self.opts.device_index,
-            limits=self.opts.limits,
+            limits=limits,
+            gpu_memory_bytes=max((self.gpu_limit_bytes(w) or 0 for w in workloads), default=0)
+            or None,
         )
         self.doc["environment"]["sandbox"] = runner.name
+        self.doc["environment"]["limits"] = {"memory_bytes": limits.memory_bytes}
         return WorkerProcess(runner, spec)
 
     def _release(self, kind: str, worker: WorkerProcess) -> None:
@@ -209,15 +229,14 @@ class Evaluation:
             spent = time.perf_counter() - start
             self.phases[name] = round(self.phases.get(name, 0.0) + spent, 4)
 
-    def _fail_all(self, workloads: list[Workload], status: str, code: str, detail: str) -> None:
+    def _fail_all(self, workloads: list[Workload], failure: replies.Failure) -> None:
+        """The submission never ran: its cause once in the document, a short line per workload."""
+        self.doc["reasons_extra"].append(failure.reason())
+        why = reason("NOT_RUN", f"not run: the submission failed first ({failure.code}, above)")
         for w in workloads:
-            self.entries[w.id] = report.workload_entry(
-                self.problem,
-                w,
-                WorkloadStatus("RUNTIME_ERROR" if status == "COMPILE_ERROR" else status),
-                [reason(code, detail)],
-            )
-        self.doc["verdict_override"] = status if status == "COMPILE_ERROR" else None
+            self.entries[w.id] = report.workload_entry(self.problem, w, failure.status, [why])
+        if failure.compile:
+            self.doc["verdict_override"] = "COMPILE_ERROR"
 
     def _candidate(self, worker: WorkerProcess, workloads: list[Workload]) -> list[Workload]:
         """Check (and time) every workload; returns those that passed and were timed."""
@@ -231,11 +250,9 @@ class Evaluation:
                         self._time(worker, w, entry)
                     if entry["status"] == WorkloadStatus.PASSED:
                         timed.append(w)
-            except WorkerDied as exc:
-                entry = report.workload_entry(
-                    self.problem, w, WorkloadStatus(exc.status), [reason(exc.status, exc.detail)]
-                )
-                self.entries[w.id] = entry
+            except (WorkerDied, BadReply) as exc:
+                worker.kill()
+                self.entries[w.id] = report.workload_entry(self.problem, w, *_ended(exc, w.id))
                 self._skip_rest(workloads[i + 1 :], "the worker died on an earlier workload")
                 break
             self.entries[w.id] = entry
@@ -257,9 +274,19 @@ class Evaluation:
         rounds = ROUNDS[self.mode]
         for r in range(rounds):
             seed = seeds.derive(self.base, self.problem.name, w.id, "check", r)
-            reply, outputs = worker.request({"op": "check", **self._request(w, seed)}, timeout=600)
-            self.doc["guard"]["findings"] += _tag(reply.get("findings", []), w.id)
-            errors = self._check_reply(reply, outputs, w, seed, 0)
+            ref, ref_s = self._expected(w, seed, 0)
+            timeout = self.limit_policy.call_seconds(ref_s, first=r == 0)
+            started = time.perf_counter()
+            header, outputs = worker.request(
+                {"op": "check", **self._request(w, seed)},
+                timeout=timeout,
+                max_bytes=self._frame_bytes(w, 1),
+                watch=self.gpu_limit_bytes(w),
+            )
+            self.call_s[w.id] = time.perf_counter() - started
+            reply = replies.check(header, inputs=len(self.problem.inputs) or 1 << 10)
+            self.doc["guard"]["findings"] += _tag(reply.findings, w.id)
+            errors = self._verify(reply.failure, reply.inputs_modified, outputs, ref)
             if errors:
                 break
             stats = self._last_stats
@@ -268,17 +295,28 @@ class Evaluation:
         entry["correctness"] = {"rounds": rounds if not errors else r + 1, **stats}
         return entry
 
-    def _check_reply(
-        self, reply: dict[str, Any], outputs: list[torch.Tensor], w: Workload, seed: int, index: int
+    def _expected(self, w: Workload, seed: int, index: int) -> tuple[list[torch.Tensor], float]:
+        """The reference outputs of call `index`, and the seconds the trusted side took to make
+        them (input generation included): the yardstick of the candidate's time limits."""
+        started = time.perf_counter()
+        ref = expected(self.problem, w, seed, index, self.target.torch_device)
+        if self.target.torch_device.type == "cuda":
+            torch.cuda.synchronize(self.target.torch_device)
+        return ref, time.perf_counter() - started
+
+    def _verify(
+        self,
+        failure: replies.Failure | None,
+        inputs_modified: list[int],
+        outputs: list[torch.Tensor],
+        ref: list[torch.Tensor],
     ) -> list[dict[str, Any]]:
         self._last_stats = {}
-        if not reply.get("ok"):
-            return report.failure(reply)
-        if reply.get("inputs_modified"):
+        if failure is not None:
+            return [{**failure.reason(), "status": failure.status.value}]
+        if inputs_modified:
             names = [
-                self.problem.inputs[i].name
-                for i in reply["inputs_modified"]
-                if i < len(self.problem.inputs)
+                self.problem.inputs[i].name for i in inputs_modified if i < len(self.problem.inputs)
             ]
             return [
                 reason(
@@ -286,7 +324,6 @@ class Evaluation:
                     f"the kernel modified its input(s) {', '.join(names)}; inputs are read-only",
                 )
             ]
-        ref = expected(self.problem, w, seed, index, self.target.torch_device)
         errors, self._last_stats = correctness.compare(
             outputs, ref, self.problem, device=self.target.torch_device
         )
@@ -303,31 +340,47 @@ class Evaluation:
             "recheck": picks,
             "llc_bytes": self.target.llc_bytes,
         }
-        timeout = policy.budget_ms / 1000 + policy.warmup_ms / 1000 + 600
+        timeout = self.limit_policy.timing_seconds(policy, self.call_s.get(w.id, 0.0))
         gate = self.target.cool_down()
         started = time.perf_counter()
-        reply, _ = worker.request(request, timeout=timeout)
+        header, _ = worker.request(
+            request, timeout=timeout, max_bytes=0, watch=self.gpu_limit_bytes(w)
+        )
         wall_ms = (time.perf_counter() - started) * 1000
-        reply["thermal"], reply["warmup_ms"] = gate, policy.warmup_ms
-        _, tensors = worker.receive(timeout=600)
-        self.doc["guard"]["findings"] += _tag(reply.get("findings", []), w.id)
-        if not reply.get("ok"):
-            report.set_status(entry, report.failure(reply))
+        reply = replies.timing(header, asked=picks)
+        _, tensors = worker.receive(
+            timeout=self.limit_policy.call_seconds(self.call_s.get(w.id, 0.0), first=False),
+            max_bytes=self._frame_bytes(w, len(picks)),
+        )
+        self.doc["guard"]["findings"] += _tag(reply.findings, w.id)
+        if reply.failure is not None:
+            report.set_status(entry, self._verify(reply.failure, [], [], []))
             return
-        errors = self._rechecks(reply, tensors, w, seed)
+        errors = self._rechecks(reply, tensors, w, seed, picks)
         if errors:
             report.set_status(entry, errors)
             return
-        report.add_timing(entry, reply, wall_ms)
+        report.add_timing(entry, reply.summary(), wall_ms, thermal=gate, warmup_ms=policy.warmup_ms)
 
     def _rechecks(
-        self, reply: dict[str, Any], tensors: list[torch.Tensor], w: Workload, seed: int
+        self,
+        reply: replies.TimeReply,
+        tensors: list[torch.Tensor],
+        w: Workload,
+        seed: int,
+        picks: list[int],
     ) -> list[dict[str, Any]]:
+        simulated = self.target.device == "npu-sim"
+        if not simulated and sorted(reply.recheck) != picks:
+            return [reason("RECHECK_MISSING", "the worker did not return the re-checked calls")]
+        if sum(reply.recheck_counts) != len(tensors):
+            raise BadReply("the re-checked outputs do not match the counts the reply announced")
         offset = 0
-        for index, count in zip(reply.get("recheck", []), reply.get("recheck_counts", [])):
+        for index, count in zip(reply.recheck, reply.recheck_counts):
             outputs = tensors[offset : offset + count]
             offset += count
-            errors = self._check_reply({"ok": True}, outputs, w, seed, index)
+            ref, _ = self._expected(w, seed, index)
+            errors = self._verify(None, [], outputs, ref)
             if errors:
                 return [
                     reason(
@@ -336,9 +389,27 @@ class Evaluation:
                         + "; ".join(e["detail"] for e in errors),
                     )
                 ]
-        if self.target.device != "npu-sim" and len(reply.get("recheck", [])) < RECHECKS:
-            return [reason("RECHECK_MISSING", "the worker did not return the re-checked calls")]
         return []
+
+    def _frame_bytes(self, w: Workload, calls: int) -> int:
+        """The most tensor bytes a reply about `calls` calls of `w` may carry."""
+        try:
+            nbytes = sum(s.nbytes(w.axes, w.dtype) for s in self.problem.outputs)
+        except (KeyError, ValueError, TypeError):
+            return self.opts.limits.output_bytes  # outputs the spec cannot size (imports)
+        return self.limit_policy.frame_bytes(nbytes, max(calls, 1))
+
+    def _workload_bytes(self, w: Workload) -> int:
+        try:
+            return self.problem.io_bytes(w)
+        except (KeyError, ValueError, TypeError):
+            return 0
+
+    def gpu_limit_bytes(self, w: Workload) -> int | None:
+        """Device memory (bytes) the worker may hold while it serves `w`; None off GPUs."""
+        if self.target.torch_device.type != "cuda":
+            return None
+        return self.limit_policy.gpu_memory_bytes(self._workload_bytes(w))
 
     def _baselines(self, timed: list[Workload]) -> None:
         kinds = ["eager"] + (
@@ -357,18 +428,20 @@ class Evaluation:
             "problem_dir": str(self.problem.directory.resolve()),
         }
         try:
-            worker = self._acquire(kind, workdir)
-            reply, _ = worker.request(request, timeout=300)
+            worker = self._acquire(kind, workdir, timed)
         except WorkerDied as exc:
-            self.doc["reasons_extra"].append(reason("BASELINE_FAILED", f"{kind}: {exc.detail}"))
+            self._baseline_failed(kind, exc.detail)
             return
         try:
-            if not reply.get("ok"):
-                detail = f"{kind}: {reply.get('detail', '')[-500:]}"
-                self.doc["reasons_extra"].append(reason("BASELINE_FAILED", detail))
+            header, _ = worker.request(request, timeout=self.limit_policy.load_s)
+            loaded = replies.load(header)
+            if loaded.failure is not None:
+                self._baseline_failed(kind, loaded.failure.detail)
                 return
             for w in timed:
                 self._baseline_one(worker, kind, w)
+        except (WorkerDied, BadReply) as exc:
+            self._baseline_failed(kind, str(exc))
         finally:
             self._release(kind, worker)
 
@@ -382,24 +455,55 @@ class Evaluation:
             "recheck": [],
             "llc_bytes": self.target.llc_bytes,
         }
-        try:
-            gate = self.target.cool_down()
-            started = time.perf_counter()
-            reply, _ = worker.request(request, timeout=policy.budget_ms / 1000 + 900)
-            reply["wall_ms_outside"] = (time.perf_counter() - started) * 1000
-            reply["thermal"], reply["warmup_ms"] = gate, policy.warmup_ms
-            worker.receive(timeout=600)
-        except WorkerDied as exc:
-            self.doc["reasons_extra"].append(
-                reason("BASELINE_FAILED", f"{kind} {w.id}: {exc.detail}")
-            )
+        first_call = self.limit_policy.compile_s if kind == "compile" else 0.0
+        timeout = self.limit_policy.timing_seconds(policy, self.call_s.get(w.id, 0.0)) + first_call
+        gate = self.target.cool_down()
+        started = time.perf_counter()
+        header, _ = worker.request(request, timeout=timeout, max_bytes=0)
+        wall_ms = (time.perf_counter() - started) * 1000
+        reply = replies.timing(header, asked=[])
+        worker.receive(timeout=60, max_bytes=self._frame_bytes(w, 1))  # npu-sim sends one
+        if reply.failure is not None:
+            self._baseline_failed(f"{kind} {w.id}", reply.failure.detail)
             return
-        if reply.get("ok"):
-            report.add_baseline(self.entries[w.id], kind, reply)
-        else:
-            self.doc["reasons_extra"].append(
-                reason("BASELINE_FAILED", f"{kind} {w.id}: {reply.get('detail', '')[-500:]}")
-            )
+        report.add_baseline(
+            self.entries[w.id],
+            kind,
+            reply.summary(),
+            wall_ms,
+            thermal=gate,
+            warmup_ms=policy.warmup_ms,
+        )
+
+    def _baseline_failed(self, what: str, detail: str) -> None:
+        self.doc["reasons_extra"].append(
+            reason("BASELINE_FAILED", f"{what}: {replies.text(detail, 500)}")
+        )
+
+
+# How the trusted side names a worker's end: the limit the sandbox saw it hit, else the signal.
+_DIED = {"TIMEOUT": WorkloadStatus.TIMEOUT, "RUNTIME_ERROR": WorkloadStatus.RUNTIME_ERROR}
+
+
+def _ended(
+    exc: WorkerDied | BadReply, workload_id: str
+) -> tuple[WorkloadStatus, list[dict[str, Any]]]:
+    """The status and reason of a workload during which the worker died or sent a bad frame."""
+    if isinstance(exc, BadReply):
+        detail = f"the worker sent an invalid reply on {workload_id}: {exc}"
+        return WorkloadStatus.RUNTIME_ERROR, [reason("BAD_REPLY", replies.text(detail))]
+    return _DIED[exc.status], [reason(exc.code, replies.text(exc.detail))]
+
+
+def _load_failure(exc: WorkerDied | BadReply) -> replies.Failure:
+    """A load that ended without a reply: the import crashed the worker (COMPILE_ERROR), ran out
+    of time (TIMEOUT), or answered with what is not a reply (RUNTIME_ERROR)."""
+    if isinstance(exc, BadReply):
+        detail = f"the worker sent an invalid reply to 'load': {exc}"
+        return replies.Failure("BAD_REPLY", WorkloadStatus.RUNTIME_ERROR, detail)
+    status = _DIED[exc.status]
+    detail = replies.text(exc.detail)
+    return replies.Failure(exc.code, status, detail, compile=exc.code == "WORKER_DIED")
 
 
 def _tag(findings: list[dict[str, Any]], workload_id: str) -> list[dict[str, Any]]:

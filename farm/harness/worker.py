@@ -66,6 +66,7 @@ class Session:
         self.guard = runtime.Guard(cuda=self.device.type == "cuda")
         self.timer: Any = None
         self.measure = measure
+        _cap_device_memory(self.device, setup.get("gpu_memory_bytes"))
 
     def hello(self) -> dict[str, Any]:
         import torch
@@ -234,8 +235,30 @@ class SubmissionFailure(Exception):
 
 
 def _tb(exc: BaseException, limit: int = 4000) -> str:
-    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=6))
+    """The submission's traceback: the farm's own frames that led into the call are left out
+    (they are the same for every submission and every workload)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    while frames and frames[0].filename.startswith(_FARM_DIR):
+        frames = traceback.StackSummary.from_list(frames[1:])
+    shown = traceback.StackSummary.from_list(frames[-8:])
+    lines = ["Traceback (most recent call last):\n", *shown.format()] if frames else []
+    text = "".join(lines + traceback.format_exception_only(type(exc), exc))
     return text[-limit:]
+
+
+_FARM_DIR = str(Path(__file__).resolve().parent.parent) + os.sep
+
+
+def _cap_device_memory(device, limit: int | None) -> None:  # type: ignore[no-untyped-def]
+    """Cap torch's caching allocator at `limit` bytes, so that a kernel that asks for too much
+    gets a clear out-of-memory error. The trusted side enforces the limit itself (it watches the
+    process from outside); this cap only makes honest failures readable."""
+    if device.type != "cuda" or not limit:
+        return
+    import torch
+
+    total = torch.cuda.get_device_properties(device).total_memory
+    torch.cuda.set_per_process_memory_fraction(min(1.0, limit / total), device)
 
 
 def _device_name(device) -> str:  # type: ignore[no-untyped-def]

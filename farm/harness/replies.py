@@ -1,0 +1,232 @@
+"""What the trusted side accepts from a worker: every reply frame is parsed and checked here.
+
+The worker runs the submission, so everything it sends is a claim that the submission may have
+written itself. Parsing trusts no type, size, number or status it finds:
+- a failure the worker reports becomes a status from a closed set, and only a failing one
+  (`FAILURE_STATUS`): a reply can make its own verdict worse, never better;
+- a success is only a claim of outputs or times, which the supervisor checks itself;
+- numbers must be finite and in range, lists are capped, text is cut at `MAX_TEXT` characters
+  before anyone stores or prints it.
+Anything else raises `BadReply`, which ends the evaluation with a RUNTIME_ERROR that says what
+was wrong with the frame.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from farm.result import WorkloadStatus
+
+MAX_TEXT = 4000  # characters of any text a worker sends (details, tracebacks) that are kept
+MAX_FINDINGS = 64  # findings kept from one reply
+MAX_SAMPLES = 1_000_000  # timed calls one timing reply may report
+MAX_TIME_MS = 3.6e6  # one call's time above an hour is not a measurement
+
+# What a worker may say went wrong, and the workload status the supervisor gives it. Any other
+# claim (an unknown word, "PASSED" in a failed reply, the worker's own harness failing) is a
+# RUNTIME_ERROR coded WORKER_ERROR.
+FAILURE_STATUS = {
+    "COMPILE_ERROR": WorkloadStatus.RUNTIME_ERROR,
+    "RUNTIME_ERROR": WorkloadStatus.RUNTIME_ERROR,
+    "INCORRECT": WorkloadStatus.INCORRECT,
+    "REJECTED": WorkloadStatus.REJECTED,
+}
+_SEVERITIES = ("info", "flag", "reject")
+# An allocation the sandbox's memory limit refused, as torch, Python and C++ word it. It only
+# names the failure; the status stays the failing one the worker reported.
+_OUT_OF_MEMORY = re.compile(
+    r"out of memory|OutOfMemoryError|MemoryError|can't allocate memory|"
+    r"Cannot allocate memory|std::bad_alloc"
+)
+
+
+class BadReply(Exception):
+    """A frame from the worker that is not a well-formed reply; the message says what."""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A failure the worker reported, as the supervisor classifies it."""
+
+    code: str
+    status: WorkloadStatus
+    detail: str
+    compile: bool = False  # the submission did not load (verdict COMPILE_ERROR)
+
+    def reason(self) -> dict[str, Any]:
+        return {"code": self.code, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class LoadReply:
+    failure: Failure | None
+    form: str | None
+    findings: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CheckReply:
+    failure: Failure | None
+    inputs_modified: list[int]
+    findings: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class TimeReply:
+    """A timing claim: per-call times (ms) and which timed calls' outputs follow."""
+
+    failure: Failure | None
+    times_ms: list[float]
+    event_ms: list[float]
+    method: str
+    windows_ms: list[float]
+    wall_ms: float | None
+    warmup_calls: int
+    recheck: list[int]
+    recheck_counts: list[int]
+    sim: dict[str, Any] | None
+    findings: list[dict[str, Any]] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """The fields that the result document's timing entry records."""
+        return {
+            "times_ms": self.times_ms,
+            "event_ms": self.event_ms,
+            "method": self.method,
+            "windows_ms": self.windows_ms,
+            "wall_ms": self.wall_ms,
+            "warmup_calls": self.warmup_calls,
+            "sim": self.sim,
+        }
+
+
+def text(value: Any, limit: int = MAX_TEXT) -> str:
+    """A worker-sent text, as a str of at most `limit` characters (the end is kept: a
+    traceback's last lines say what failed)."""
+    if not isinstance(value, str):
+        value = "" if value is None else repr(value)[:limit]
+    if len(value) <= limit:
+        return value
+    cut = len(value) - limit
+    return f"[{cut} characters cut]\n" + value[-limit:]
+
+
+def failure(header: dict[str, Any]) -> Failure | None:
+    """None when the reply says ok; else the classified failure. Raises BadReply when `ok` is
+    not a boolean."""
+    ok = header.get("ok")
+    if ok is True:
+        return None
+    if ok is not False:
+        raise BadReply(f"'ok' must be true or false, got {type(ok).__name__}")
+    claimed = header.get("status")
+    detail = text(header.get("detail"))
+    status = FAILURE_STATUS.get(claimed) if isinstance(claimed, str) else None
+    if status is None:
+        shown = text(claimed, 40)
+        return Failure("WORKER_ERROR", WorkloadStatus.RUNTIME_ERROR, f"[{shown}] {detail}")
+    code = header.get("code")
+    if not (isinstance(code, str) and code.isidentifier() and len(code) <= 40):
+        code = str(claimed)
+    if _OUT_OF_MEMORY.search(detail):
+        code = "MEMORY_LIMIT"
+    return Failure(code.upper(), status, detail, compile=claimed == "COMPILE_ERROR")
+
+
+def findings(value: Any) -> list[dict[str, Any]]:
+    """The guard findings a reply carries, each with a code, severity, detail and line."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise BadReply("'findings' must be a list")
+    out = []
+    for item in value[:MAX_FINDINGS]:
+        if not isinstance(item, dict):
+            raise BadReply("each finding must be an object")
+        severity = item.get("severity")
+        line = item.get("line")
+        out.append(
+            {
+                "code": text(item.get("code"), 64),
+                "severity": severity if severity in _SEVERITIES else "flag",
+                "detail": text(item.get("detail"), 1000),
+                "line": line if isinstance(line, int) and not isinstance(line, bool) else None,
+            }
+        )
+    return out
+
+
+def load(header: dict[str, Any]) -> LoadReply:
+    found = findings(header.get("findings"))
+    fail = failure(header)
+    form = header.get("form")
+    if fail is None and not isinstance(form, str):
+        raise BadReply("a successful load names the submission's form")
+    return LoadReply(fail, text(form, 40) if fail is None else None, found)
+
+
+def check(header: dict[str, Any], *, inputs: int) -> CheckReply:
+    """A correctness reply; `inputs` is how many inputs the workload has."""
+    found = findings(header.get("findings"))
+    fail = failure(header)
+    modified = _indices(header.get("inputs_modified", []), "inputs_modified", inputs)
+    return CheckReply(fail, modified, found)
+
+
+def timing(header: dict[str, Any], *, asked: list[int]) -> TimeReply:
+    """A timing reply; `asked` are the timed calls whose outputs the supervisor asked for."""
+    found = findings(header.get("findings"))
+    fail = failure(header)
+    if fail is not None:
+        return TimeReply(fail, [], [], "", [], None, 0, [], [], None, found)
+    times = _times(header.get("times_ms"), "times_ms", required=True)
+    recheck = _indices(header.get("recheck", []), "recheck", MAX_SAMPLES)
+    counts = _indices(header.get("recheck_counts", []), "recheck_counts", 1 << 10)
+    if len(counts) != len(recheck) or not set(recheck) <= set(asked) | {0}:
+        raise BadReply("'recheck' must list calls the supervisor asked for, with their counts")
+    sim = header.get("sim")
+    return TimeReply(
+        failure=None,
+        times_ms=times,
+        event_ms=_times(header.get("event_ms"), "event_ms"),
+        method=text(header.get("method"), 40),
+        windows_ms=_times(header.get("windows_ms"), "windows_ms"),
+        wall_ms=_number(header.get("wall_ms"), "wall_ms"),
+        warmup_calls=int(_number(header.get("warmup_calls"), "warmup_calls") or 0),
+        recheck=recheck,
+        recheck_counts=counts,
+        sim=sim if isinstance(sim, dict) else None,
+        findings=found,
+    )
+
+
+def _times(value: Any, name: str, *, required: bool = False) -> list[float]:
+    if value is None and not required:
+        return []
+    if not isinstance(value, list) or (required and not value):
+        raise BadReply(f"'{name}' must be a non-empty list of times")
+    if len(value) > MAX_SAMPLES:
+        raise BadReply(f"'{name}' holds {len(value)} times, over {MAX_SAMPLES}")
+    out = [_number(v, name) for v in value]
+    if any(v is None or v < 0 or v > MAX_TIME_MS for v in out):
+        raise BadReply(f"'{name}' must hold finite times between 0 and {MAX_TIME_MS:g} ms")
+    return [float(v) for v in out if v is not None]
+
+
+def _number(value: Any, name: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise BadReply(f"'{name}' must be a finite number, got {text(value, 40)}")
+    return float(value)
+
+
+def _indices(value: Any, name: str, bound: int) -> list[int]:
+    if not isinstance(value, list) or len(value) > MAX_SAMPLES:
+        raise BadReply(f"'{name}' must be a list of indices")
+    if any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < bound for v in value):
+        raise BadReply(f"'{name}' must hold indices in [0, {bound})")
+    return list(value)

@@ -1,0 +1,94 @@
+"""A stand-in for the worker that answers as a script says: the supervisor's hostile peer.
+
+`python -m tests.harness.scripted_worker SCRIPT.json`. The script maps a request op ("load",
+"check", "time") to one action, or to a list of actions taken in turn (the last repeats):
+- {"reply": {...}}: send this header (with "op" added); "outputs": "reference" attaches the
+  problem's reference outputs for the request's inputs (an honest answer), "none" (default) none;
+- {"raw": "text"}: write these bytes (latin-1) instead of a frame;
+- {"announce_bytes": N}: a valid header that announces an N-byte tensor, then stop writing;
+- {"exit": N} / {"signal": N} / {"hang": true}.
+A time request is answered with the reply, then a recheck frame ("recheck_outputs": "reference"
+attaches honest outputs for the calls the supervisor asked for).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+
+def main() -> int:
+    from farm.harness import protocol
+
+    script = json.loads(Path(sys.argv[1]).read_text())
+    chan_in, chan_out = sys.stdin.buffer, sys.stdout.buffer
+    seen: dict[str, int] = {}
+    problem_dir = None
+    while True:
+        try:
+            request, _ = protocol.recv(chan_in)
+        except protocol.ProtocolError:
+            return 0
+        op = request.get("op")
+        if op == "bye":
+            return 0
+        if op == "setup":
+            protocol.send(chan_out, {"op": "hello"})
+            continue
+        problem_dir = request.get("problem_dir", problem_dir)
+        actions = script.get(op, {"reply": {"ok": True, "form": "native"}})
+        actions = actions if isinstance(actions, list) else [actions]
+        action = actions[min(seen.get(op, 0), len(actions) - 1)]
+        seen[op] = seen.get(op, 0) + 1
+        act(action, request, chan_out, problem_dir)
+
+
+def act(action: dict, request: dict, out, problem_dir: str | None) -> None:
+    from farm.harness import protocol
+
+    if "exit" in action:
+        os._exit(action["exit"])
+    if "signal" in action:
+        os.kill(os.getpid(), action["signal"])
+    if action.get("hang"):
+        time.sleep(3600)
+    if "raw" in action:
+        out.write(action["raw"].encode("latin-1"))
+        out.flush()
+        return
+    if "announce_bytes" in action:
+        header = {"op": request["op"], "ok": True}
+        meta = [
+            {
+                "dtype": "uint8",
+                "shape": [action["announce_bytes"]],
+                "nbytes": action["announce_bytes"],
+            }
+        ]
+        body = json.dumps({**header, "tensors": meta}).encode()
+        out.write(protocol.MAGIC + protocol._LEN.pack(len(body)) + body + b"\0" * 4096)
+        out.flush()
+        time.sleep(3600)
+    outputs = reference(request, problem_dir, 0) if action.get("outputs") == "reference" else []
+    protocol.send(out, {"op": request["op"], **action["reply"]}, outputs)
+    if request["op"] == "time":
+        calls = request.get("recheck", []) if action.get("recheck_outputs") == "reference" else []
+        tensors = [t for i in calls for t in reference(request, problem_dir, i)]
+        protocol.send(out, {"op": "recheck"}, tensors)
+
+
+def reference(request: dict, problem_dir: str | None, index: int) -> list:
+    import torch
+
+    from farm.harness import runtime
+
+    module = runtime.load_problem_module(Path(str(problem_dir)))
+    inputs = runtime.input_maker(module, request, torch.device("cpu"))(index)
+    return runtime.as_output_list(module.reference(*inputs))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
