@@ -37,10 +37,10 @@ def observe() -> Iterator[dict[str, float]]:
     totals: dict[str, float] = dict.fromkeys(PHASE_OF_OP.values(), 0.0)
     original = channel.WorkerProcess.request
 
-    def timed(self: Any, header: dict[str, Any], *, timeout: float) -> Any:
+    def timed(self: Any, header: dict[str, Any], **limits: Any) -> Any:
         started = time.perf_counter()
         try:
-            return original(self, header, timeout=timeout)
+            return original(self, header, **limits)
         finally:
             phase = PHASE_OF_OP.get(str(header.get("op")))
             if phase:
