@@ -14,6 +14,8 @@ import torch
 
 from farm.harness import protocol
 from farm.sandbox import DeviceAssignment, Limits, Runner
+from farm.sandbox.limits import vendor_of
+from farm.sandbox.toolchain import node_toolchain
 from farm.sandbox.watch import MemoryWatch
 
 _STDERR_KEEP = 64 << 10  # bytes of worker stderr kept for the log
@@ -191,8 +193,9 @@ def worker_env(spec: WorkerSpec) -> dict[str, str]:
     import farm
 
     root = str(Path(farm.__file__).resolve().parent.parent)
+    tools = node_toolchain(vendor_of(spec.device))
     env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PATH": tools.path_value(),
         "PYTHONPATH": root,
         "PYTHONUNBUFFERED": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
@@ -200,15 +203,15 @@ def worker_env(spec: WorkerSpec) -> dict[str, str]:
         "TMPDIR": str(spec.workdir / "tmp"),
         "TRITON_CACHE_DIR": str(spec.workdir / "triton-cache"),
         "TORCHINDUCTOR_CACHE_DIR": str(spec.workdir / "inductor-cache"),
+        "TORCH_EXTENSIONS_DIR": str(spec.workdir / "torch-extensions"),
         "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+        **tools.env,
     }
-    for key in ("LD_LIBRARY_PATH", "CUDA_HOME", "ROCM_PATH", "CC", "CXX", "TRITON_LIBCUDA_PATH"):
-        if key in os.environ:
-            env[key] = os.environ[key]
+    if "LD_LIBRARY_PATH" in os.environ:
+        env["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
     if spec.device in ("cuda", "rocm"):
         var = "CUDA_VISIBLE_DEVICES" if spec.device == "cuda" else "HIP_VISIBLE_DEVICES"
         env[var] = _visible(os.environ.get(var), spec.device_index)
-    (spec.workdir / "tmp").mkdir(parents=True, exist_ok=True)
     return env
 
 
@@ -229,8 +232,5 @@ def _visible(current: str | None, index: int) -> str:
 
 
 def _assignment(spec: WorkerSpec) -> DeviceAssignment | None:
-    if spec.device == "cuda":
-        return DeviceAssignment(vendor="nvidia", index=spec.device_index)
-    if spec.device == "rocm":
-        return DeviceAssignment(vendor="amd", index=spec.device_index)
-    return None
+    vendor = vendor_of(spec.device)
+    return None if vendor is None else DeviceAssignment(vendor=vendor, index=spec.device_index)

@@ -28,6 +28,7 @@ from farm.harness.replies import BadReply
 from farm.harness.targets import Target, resolve_target
 from farm.result import Mode, WorkloadStatus, reason
 from farm.sandbox import Limits, get_runner
+from farm.sandbox.limits import vendor_of
 from farm.suite.loader import Suite, load_suite
 from farm.suite.model import Problem, Workload
 
@@ -192,7 +193,7 @@ class Evaluation:
             self.doc["environment"]["sandbox"] = pool.runner.name
             return pool.candidate() if kind == "candidate" else pool.baseline(kind)
         workdir.mkdir(parents=True, exist_ok=True)
-        runner = get_runner(self.opts.sandbox)
+        runner = get_runner(self.opts.sandbox, vendor=vendor_of(self.target.device))
         largest = max((self._workload_bytes(w) for w in workloads), default=0)
         limits = self.limit_policy.sandbox_limits(
             self.opts.limits, workload_bytes=largest, gpu=self.target.torch_device.type == "cuda"
@@ -207,6 +208,8 @@ class Evaluation:
             or None,
         )
         self.doc["environment"]["sandbox"] = runner.name
+        if runner.note:
+            self.doc["environment"]["sandbox_note"] = runner.note
         self.doc["environment"]["limits"] = {"memory_bytes": limits.memory_bytes}
         return WorkerProcess(runner, spec)
 

@@ -27,6 +27,10 @@ def _take_channel() -> tuple[BinaryIO, BinaryIO]:
 
 def main() -> int:
     chan_in, chan_out = _take_channel()
+    # The scratch dir is made by the worker itself, so that it belongs to the sandbox's user
+    # (nvcc and the linker write there and, unlike Python's tempfile, have no fallback).
+    if os.environ.get("TMPDIR"):
+        os.makedirs(os.environ["TMPDIR"], exist_ok=True)
     from farm.harness import protocol
 
     setup, _ = protocol.recv(chan_in)
@@ -257,8 +261,9 @@ def _cap_device_memory(device, limit: int | None) -> None:  # type: ignore[no-un
         return
     import torch
 
-    total = torch.cuda.get_device_properties(device).total_memory
-    torch.cuda.set_per_process_memory_fraction(min(1.0, limit / total), device)
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    total = torch.cuda.get_device_properties(index).total_memory
+    torch.cuda.set_per_process_memory_fraction(min(1.0, limit / total), index)
 
 
 def _device_name(device) -> str:  # type: ignore[no-untyped-def]

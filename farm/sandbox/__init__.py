@@ -7,7 +7,14 @@
 docs/security.md describes what each runner enforces.
 """
 
-from farm.sandbox.base import CappedReader, Runner, SandboxProcess, SandboxUnavailable, Termination
+from farm.sandbox.base import (
+    CappedReader,
+    Runner,
+    RunnerAbsent,
+    SandboxProcess,
+    SandboxUnavailable,
+    Termination,
+)
 from farm.sandbox.limits import DeviceAssignment, Limits
 from farm.sandbox.registry import get_runner
 
@@ -16,6 +23,7 @@ __all__ = [
     "DeviceAssignment",
     "Limits",
     "Runner",
+    "RunnerAbsent",
     "SandboxProcess",
     "SandboxUnavailable",
     "Termination",

@@ -26,6 +26,12 @@ class SandboxUnavailable(FarmError):
     """The requested runner cannot run here (no engine, no bwrap, unsandboxed not allowed)."""
 
 
+class RunnerAbsent(SandboxUnavailable):
+    """The runner is not set up on this node at all (not installed, no engine configured): the
+    ordinary case on many nodes, so `auto` passes over it without a warning. A runner that is set
+    up but broken (an engine that does not answer, a missing image) raises SandboxUnavailable."""
+
+
 class ChildHandle(Protocol):
     """What SandboxProcess needs of the child: subprocess.Popen's interface."""
 
@@ -201,7 +207,11 @@ class SandboxProcess:
         sig = -code if code < 0 else None
         if sig is None and self._signal_from_status and 128 < code < 128 + 65:
             sig = code - 128
-        limit = self.limit_hit or (_SIGNAL_LIMITS.get(signal.Signals(sig)) if sig else None)
+        limit = (
+            self.limit_hit
+            or getattr(self._popen, "limit_hit", None)  # what an engine reports (docker's OOM)
+            or (_SIGNAL_LIMITS.get(signal.Signals(sig)) if sig else None)
+        )
         return Termination(returncode=code, signal=sig, limit=limit)
 
     def close(self) -> None:
@@ -247,6 +257,7 @@ class Runner(ABC):
     """Starts untrusted programs under one isolation mechanism."""
 
     name: str = "runner"
+    note: str | None = None  # why `auto` chose this runner over a better one, when it did
 
     @abstractmethod
     def spawn(

@@ -30,9 +30,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import farm
-from farm.sandbox.base import Runner, SandboxProcess, SandboxUnavailable, rlimit_args
+from farm.sandbox.base import Runner, RunnerAbsent, SandboxProcess, SandboxUnavailable, rlimit_args
 from farm.sandbox.limits import DeviceAssignment, Limits
 from farm.sandbox.process import prlimit_path
+from farm.sandbox.toolchain import host_root, node_toolchain, outermost
 
 USER_ENV = "FARM_SANDBOX_USER"
 DEFAULT_USER = "farm-sandbox"
@@ -49,7 +50,6 @@ _ROOT_NAMESPACES = [
     "--unshare-cgroup-try",
 ]
 # Files under /etc that the dynamic loader and libc read; nothing else of /etc is visible.
-_ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alternatives")
 
 
 def sandbox_user() -> pwd.struct_passwd | None:
@@ -73,34 +73,18 @@ def sandbox_user() -> pwd.struct_passwd | None:
     return user
 
 
-def python_paths() -> list[Path]:
-    """Host paths the sandboxed interpreter needs: its prefixes, site-packages, the farm package.
-
-    Only the `farm` package directory is exposed, not the repository around it.
-    """
-    candidates = {
-        sys.prefix,
-        sys.base_prefix,
-        sys.exec_prefix,
-        str(Path(sys.executable).resolve().parent),
-    }
-    candidates.update(p for p in sys.path if "site-packages" in p or "dist-packages" in p)
-    candidates.add(str(Path(farm.__file__).resolve().parent))
-    existing = {Path(p).resolve() for p in candidates if p and Path(p).exists()}
-    return _outermost(existing - {Path("/usr")})
+def python_paths(vendor: str | None = None) -> list[Path]:
+    """Host paths the sandboxed program needs besides the system's: the Python installation and
+    its site-packages, the farm package, and what kernels compile and load with on this node
+    (farm.sandbox.toolchain). Only the `farm` package directory is exposed, not the repository
+    around it."""
+    farm_dir = Path(farm.__file__).resolve().parent
+    return outermost([*node_toolchain(vendor).read_only, farm_dir])
 
 
 def farm_pythonpath() -> str:
     """The directory that holds the `farm` package (what PYTHONPATH needs inside the sandbox)."""
     return str(Path(farm.__file__).resolve().parent.parent)
-
-
-def _outermost(paths: set[Path]) -> list[Path]:
-    kept: list[Path] = []
-    for path in sorted(paths, key=lambda p: (len(p.parts), str(p))):
-        if not any(path.is_relative_to(k) for k in kept) and not path.is_relative_to("/usr"):
-            kept.append(path)
-    return kept
 
 
 def base_env() -> dict[str, str]:
@@ -127,17 +111,15 @@ class BwrapRunner(Runner):
     def __init__(self) -> None:
         bwrap = shutil.which("bwrap")
         if bwrap is None:
-            raise SandboxUnavailable(
+            raise RunnerAbsent(
                 "bubblewrap (bwrap) is not installed", hint="apt-get install bubblewrap"
             )
         self.bwrap = bwrap
         self.user = sandbox_user()
         self.prlimit = prlimit_path()
-        self.setpriv = "/usr/bin/setpriv"
+        self.setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
         if self.user is not None and not Path(self.setpriv).exists():
-            raise SandboxUnavailable(
-                "/usr/bin/setpriv (util-linux) is missing", hint="install util-linux"
-            )
+            raise SandboxUnavailable("setpriv (util-linux) is missing", hint="install util-linux")
         _probe(tuple(self.command(["/usr/bin/true"], limits=Limits(), mounts=_system_args())))
 
     def spawn(
@@ -217,7 +199,8 @@ def mount_args(
     args += ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/dev/shm"]
     args += ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
     args += ["--perms", "0777", "--dir", "/tmp/home"]
-    read_only = [*python_paths(), *(Path(p).resolve() for p in ro_binds)]
+    vendor = device.vendor if device is not None else None
+    read_only = [*python_paths(vendor), *(Path(p).resolve() for p in ro_binds)]
     args += _parent_dirs([*read_only, workdir])
     for path in read_only:
         args += ["--ro-bind", str(path), str(path)]
@@ -245,16 +228,14 @@ def _parent_dirs(paths: list[Path]) -> list[str]:
 
 
 def _system_args() -> list[str]:
-    args = ["--perms", "0755", "--dir", "/etc", "--ro-bind", "/usr", "/usr"]
-    for top in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
-        host = Path("/") / top
-        if host.is_symlink():
-            args += ["--symlink", os.readlink(host), str(host)]
-        elif host.is_dir():
-            args += ["--ro-bind", str(host), str(host)]
-    for name in _ETC_FILES:
-        if (Path("/etc") / name).exists():
-            args += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+    root = host_root()
+    args = ["--perms", "0755", "--dir", "/etc"]
+    for path in root.binds:
+        args += ["--ro-bind", str(path), str(path)]
+    for link, target in root.symlinks.items():
+        args += ["--symlink", target, link]
+    for path in root.etc_files:
+        args += ["--ro-bind", str(path), str(path)]
     return args
 
 

@@ -23,10 +23,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from farm.sandbox.base import Runner, SandboxProcess, SandboxUnavailable
-from farm.sandbox.limits import DeviceAssignment, Limits
+from farm.sandbox.base import Runner, RunnerAbsent, SandboxProcess, SandboxUnavailable
+from farm.sandbox.limits import DeviceAssignment, Limits, Vendor
 
-SANDBOX_UID = 10001  # the `sandbox` user of deploy/sandbox/Dockerfile.*
+SANDBOX_UID = 10001  # the `sandbox` user of deploy/sandbox/Dockerfile.* and host_image
+HOST_ENV_LABEL = "farm.sandbox.host-env"  # "1": the image runs the node's software, bound in
 IMAGE_ENV = {
     "nvidia": "FARM_SANDBOX_IMAGE_CUDA",
     "amd": "FARM_SANDBOX_IMAGE_ROCM",
@@ -37,6 +38,8 @@ DEFAULT_IMAGES = {
     "amd": "kernel-farm-sandbox:rocm",
     None: "kernel-farm-sandbox:cpu",
 }
+DOCKERFILES = {"nvidia": "cuda", "amd": "rocm", None: "cpu"}  # deploy/sandbox/Dockerfile.<x>
+DEFAULT_SOCKET = Path("/var/run/docker.sock")
 RUNTIME_ENV = "FARM_SANDBOX_RUNTIME"
 
 CONTAINER_ENV = {
@@ -50,8 +53,18 @@ CONTAINER_ENV = {
 
 
 def image_for(device: DeviceAssignment | None) -> str:
-    vendor = device.vendor if device else None
+    return image_of(device.vendor if device else None)
+
+
+def image_of(vendor: Vendor | None) -> str:
+    """The sandbox image for sandboxes of `vendor`'s GPUs (None: CPU and npu-sim)."""
     return os.environ.get(IMAGE_ENV[vendor], DEFAULT_IMAGES[vendor])
+
+
+def build_command(vendor: Vendor | None) -> str:
+    """The command that builds the sandbox image for `vendor` from the repository root."""
+    dockerfile = f"deploy/sandbox/Dockerfile.{DOCKERFILES[vendor]}"
+    return f"docker build -f {dockerfile} -t {image_of(vendor)} ."
 
 
 def container_config(
@@ -63,10 +76,13 @@ def container_config(
     device: DeviceAssignment | None = None,
     ro_binds: Sequence[Path] = (),
     runtime: str | None = None,
+    host_env: bool = False,
 ) -> dict[str, Any]:
     """Keyword arguments for `client.containers.create` that sandbox `argv`.
 
     `runtime` (e.g. "runsc" for gVisor) applies to CPU-only sandboxes; with a GPU it is refused.
+    `host_env`: the image is a farm.sandbox.host_image one, so the node's system directories,
+    Python environment, farm package and toolchain are bound in read-only (what bwrap binds).
     """
     from docker.types import LogConfig, Ulimit
 
@@ -85,7 +101,7 @@ def container_config(
         "network_mode": "none",
         "read_only": True,
         "tmpfs": {"/tmp": tmpfs_opts, "/dev/shm": tmpfs_opts},
-        "volumes": _volumes(workdir, ro_binds),
+        "volumes": _volumes(workdir, [*_host_paths(device, host_env), *ro_binds]),
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges:true"],
         "pids_limit": limits.pids,
@@ -110,6 +126,16 @@ def container_config(
         config["runtime"] = runtime
     config.update(_device_config(device))
     return config
+
+
+def _host_paths(device: DeviceAssignment | None, host_env: bool) -> list[Path]:
+    if not host_env:
+        return []
+    from farm.sandbox.bwrap import python_paths
+    from farm.sandbox.toolchain import host_root
+
+    root = host_root()
+    return [*root.binds, *root.etc_files, *python_paths(device.vendor if device else None)]
 
 
 def _volumes(workdir: Path, ro_binds: Sequence[Path]) -> dict[str, dict[str, str]]:
@@ -138,9 +164,12 @@ def _device_config(device: DeviceAssignment | None) -> dict[str, Any]:
 class DockerRunner(Runner):
     name = "docker"
 
-    def __init__(self, client: Any = None) -> None:
+    def __init__(self, client: Any = None, *, vendor: Vendor | None = None) -> None:
+        """A runner on an engine that answers and holds the sandbox image of `vendor`'s GPUs
+        (None: the CPU image); raises SandboxUnavailable saying what to run otherwise."""
         self.client = client if client is not None else connect()
         self.runtime = os.environ.get(RUNTIME_ENV) or None
+        self.host_env = require_image(self.client, vendor)
 
     def spawn(
         self,
@@ -164,26 +193,83 @@ class DockerRunner(Runner):
             device=device,
             ro_binds=ro_binds,
             runtime=runtime,
+            host_env=self.host_env,
         )
-        container = self.client.containers.create(**config)
-        handle = ContainerHandle(self.client, container)
+        try:
+            container = self.client.containers.create(**config)
+        except Exception as exc:  # the SDK's ImageNotFound / APIError / connection errors
+            vendor = device.vendor if device else None
+            raise _unusable(exc, vendor) from None
+        try:
+            handle = ContainerHandle(self.client, container)
+        except Exception as exc:  # the engine could not start it (runtime, mounts, devices)
+            with contextlib.suppress(Exception):
+                container.remove(force=True)
+            raise _unusable(exc, device.vendor if device else None) from None
         return SandboxProcess(
             handle, limits, signal_from_status=True, kill=handle.kill, cleanup=handle.remove
         )
 
 
 def connect() -> Any:
-    """A docker client whose engine answered a ping; raises SandboxUnavailable otherwise."""
+    """A docker client whose engine answered a ping. Raises RunnerAbsent where no engine is set
+    up (no SDK, no socket, DOCKER_HOST unset) and SandboxUnavailable where one is set up but does
+    not answer."""
     try:
         import docker
-
+    except ImportError:
+        raise RunnerAbsent("the docker SDK is not installed", hint="pip install docker") from None
+    where = os.environ.get("DOCKER_HOST")
+    if not where:
+        if not DEFAULT_SOCKET.exists():
+            raise RunnerAbsent(
+                f"no docker engine on this node ({DEFAULT_SOCKET} is missing, DOCKER_HOST unset)",
+                hint="install and start docker, or use bwrap",
+            )
+        where = f"unix://{DEFAULT_SOCKET}"
+    try:
         client = docker.from_env(timeout=10)
         client.ping()
-    except Exception as exc:  # no SDK, no socket, engine down: all mean "no docker here"
+    except Exception as exc:  # connection refused, socket dead, TLS, timeout
         raise SandboxUnavailable(
-            f"no docker engine answers ({exc})", hint="start docker or use bwrap"
-        ) from exc
+            f"the docker engine at {where} does not answer ({_cause(exc)})",
+            hint="start it (`systemctl start docker`, or `dockerd &`), "
+            "or choose bwrap (FARM_SANDBOX=bwrap)",
+        ) from None
     return client
+
+
+def require_image(client: Any, vendor: Vendor | None) -> bool:
+    """Whether the engine's sandbox image for `vendor` is a host-env one (farm.sandbox.host_image);
+    raises SandboxUnavailable, naming the build command, when the engine lacks the image."""
+    try:
+        image = client.images.get(image_of(vendor))
+    except Exception as exc:
+        raise _unusable(exc, vendor) from None
+    return (getattr(image, "labels", None) or {}).get(HOST_ENV_LABEL) == "1"
+
+
+def _unusable(exc: Exception, vendor: Vendor | None) -> SandboxUnavailable:
+    """One line for what the engine said: a missing image names the command that builds it."""
+    image = image_of(vendor)
+    if type(exc).__name__ == "ImageNotFound":
+        return SandboxUnavailable(
+            f"the sandbox image '{image}' is not on this docker engine",
+            hint=f"build it from the repository root: `{build_command(vendor)}`, or one that "
+            f"runs this node's own software: `python -m farm.sandbox.host_image"
+            f"{' --vendor ' + vendor if vendor else ''}` (or name another image with "
+            f"{IMAGE_ENV[vendor]})",
+        )
+    return SandboxUnavailable(
+        f"the docker engine refused the sandbox with image '{image}' ({_cause(exc)})",
+        hint="see the engine's log (journalctl -u docker), or choose bwrap (FARM_SANDBOX=bwrap)",
+    )
+
+
+def _cause(exc: BaseException) -> str:
+    """The engine's complaint on one short line (the SDK nests urllib3 and requests errors)."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 240 else text[:237] + "..."
 
 
 class ContainerHandle:
@@ -194,6 +280,7 @@ class ContainerHandle:
         self._client = client
         self.container = container
         self.returncode: int | None = None
+        self.limit_hit: str | None = None  # "memory_bytes" when the engine's OOM killer ended it
         self._sock = _raw_socket(
             client.api.attach_socket(
                 container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
@@ -218,7 +305,12 @@ class ContainerHandle:
             state = self.container.attrs.get("State", {})
             if state.get("Status") in ("exited", "dead"):
                 self.returncode = int(state.get("ExitCode", -1))
+                self._read_limit(state)
         return self.returncode
+
+    def _read_limit(self, state: dict[str, Any]) -> None:
+        if state.get("OOMKilled"):
+            self.limit_hit = "memory_bytes"
 
     def wait(self, timeout: float | None = None) -> int:
         if self.returncode is None:
@@ -231,6 +323,9 @@ class ContainerHandle:
                     ) from exc
                 return self.returncode or 0
             self.returncode = int(status.get("StatusCode", -1))
+            with contextlib.suppress(Exception):  # removed meanwhile: no limit to report
+                self.container.reload()
+                self._read_limit(self.container.attrs.get("State", {}))
         return self.returncode
 
     def kill(self) -> None:
@@ -249,7 +344,7 @@ def _raw_socket(attached: Any) -> socket.socket:
 
 
 class _SocketWriter:
-    """stdin of the container: writes go to the attach socket; close() half-closes it."""
+    """stdin of the container: writes go to the attach socket (see close())."""
 
     def __init__(self, sock: socket.socket) -> None:
         self._sock = sock
@@ -263,10 +358,11 @@ class _SocketWriter:
         pass
 
     def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            with contextlib.suppress(OSError):
-                self._sock.shutdown(socket.SHUT_WR)
+        # No half-close: on a container created without stdin_once (which the SDK's create does
+        # not offer) the engine ends the whole attach session, output included, when its client
+        # half-closes. The program sees no EOF on stdin; the harness ends workers with its "bye"
+        # request, and anything else is killed when its SandboxProcess closes.
+        self.closed = True
 
 
 _HEADER = struct.Struct(">BxxxI")  # stream (1 stdout, 2 stderr), 3 pad bytes, payload length

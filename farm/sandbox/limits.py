@@ -55,6 +55,12 @@ class Limits:
 
 
 Vendor = Literal["nvidia", "amd"]
+_VENDORS: dict[str, Vendor] = {"cuda": "nvidia", "rocm": "amd"}
+
+
+def vendor_of(device: str) -> Vendor | None:
+    """The GPU vendor behind a farm device name ("cuda", "rocm"); None for cpu and npu-sim."""
+    return _VENDORS.get(device)
 
 
 @dataclass(frozen=True)

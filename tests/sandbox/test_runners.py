@@ -19,6 +19,8 @@ from farm.sandbox import (
     CappedReader,
     DeviceAssignment,
     Limits,
+    Runner,
+    RunnerAbsent,
     SandboxUnavailable,
     docker_runner,
     get_runner,
@@ -95,29 +97,59 @@ def test_process_runner_runs_with_opt_in_and_clean_env(monkeypatch, tmp_path):
     assert nproc.strip() == "(77, 77)"
 
 
-def test_auto_prefers_docker_then_bwrap_then_refuses(monkeypatch):
+class Named(Runner):
+    def __init__(self, name):
+        self.name = name
+
+    def spawn(self, argv, **kwargs):
+        raise NotImplementedError
+
+
+def test_auto_prefers_docker_then_bwrap_then_refuses(monkeypatch, caplog):
     monkeypatch.delenv("FARM_SANDBOX", raising=False)
     made = []
 
-    def fake_make(name):
-        made.append(name)
+    def fake_make(name, vendor=None):
+        made.append((name, vendor))
         if name == "docker":
-            raise SandboxUnavailable("no docker engine answers")
+            raise RunnerAbsent("no docker engine on this node")
         if name == "bwrap" and len(made) > 2:
-            raise SandboxUnavailable("bubblewrap (bwrap) is not installed")
-        return name
+            raise RunnerAbsent("bubblewrap (bwrap) is not installed")
+        return Named(name)
 
     monkeypatch.setattr(registry, "_make", fake_make)
-    assert get_runner() == "bwrap"
-    assert made == ["docker", "bwrap"]
+    runner = get_runner(vendor="nvidia")
+    assert runner.name == "bwrap" and runner.note is None  # no docker here: nothing to say
+    assert made == [("docker", "nvidia"), ("bwrap", "nvidia")]
+    assert not caplog.records
     with pytest.raises(SandboxUnavailable, match="no sandbox is available") as info:
         get_runner()
     assert "docker: no docker engine" in str(info.value) and "bwrap: bubblewrap" in str(info.value)
 
 
+def test_auto_says_why_it_passed_over_a_broken_docker(monkeypatch, caplog):
+    monkeypatch.delenv("FARM_SANDBOX", raising=False)
+
+    def fake_make(name, vendor=None):
+        if name == "docker":
+            raise SandboxUnavailable(
+                "the sandbox image 'kernel-farm-sandbox:cpu' is not on this docker engine",
+                hint="build it from the repository root: `docker build ...`",
+            )
+        return Named(name)
+
+    monkeypatch.setattr(registry, "_make", fake_make)
+    runner = get_runner()
+    assert runner.name == "bwrap"
+    assert "docker is set up but unusable: the sandbox image" in runner.note
+    assert runner.note.endswith("; using bwrap")
+    assert [r.levelname for r in caplog.records] == ["WARNING"]
+    assert "docker build" in caplog.records[0].getMessage()
+
+
 def test_env_var_chooses_for_auto_but_not_over_an_explicit_name(monkeypatch):
     monkeypatch.setenv("FARM_SANDBOX", "docker")
-    monkeypatch.setattr(registry, "_make", lambda name: name)
+    monkeypatch.setattr(registry, "_make", lambda name, vendor=None: name)
     assert get_runner() == "docker"
     assert get_runner("bwrap") == "bwrap"
 
@@ -231,6 +263,7 @@ class FakeClient:
         self.engine_side, runner_side = socket.socketpair()
         self.api = SimpleNamespace(attach_socket=lambda cid, params: runner_side)
         self.containers = SimpleNamespace(create=self._create)
+        self.images = SimpleNamespace(get=lambda name: SimpleNamespace(tags=[name]))
 
     def _create(self, **kwargs):
         self.created.append(FakeContainer(kwargs))
@@ -277,15 +310,47 @@ def test_container_wait_timeout_is_subprocess_timeout(monkeypatch):
     handle.remove()
 
 
-def test_docker_unavailable_without_engine(monkeypatch):
+def test_docker_absent_or_dead_engine_is_one_line(monkeypatch, tmp_path):
     docker = pytest.importorskip("docker")
-
-    def no_engine(**kwargs):
-        raise docker.errors.DockerException("Error while fetching server API version")
-
-    monkeypatch.setattr(docker, "from_env", no_engine)
-    with pytest.raises(SandboxUnavailable, match="no docker engine answers"):
+    monkeypatch.delenv("DOCKER_HOST", raising=False)
+    monkeypatch.setattr(docker_runner, "DEFAULT_SOCKET", tmp_path / "docker.sock")
+    with pytest.raises(RunnerAbsent, match="no docker engine on this node"):
         docker_runner.connect()
+
+    def no_answer(**kwargs):
+        raise docker.errors.DockerException(
+            "Error while fetching server API version: ('Connection aborted.',\n"
+            "  ConnectionRefusedError(111, 'Connection refused'))"
+        )
+
+    monkeypatch.setenv("DOCKER_HOST", "unix:///run/dead.sock")
+    monkeypatch.setattr(docker, "from_env", no_answer)
+    with pytest.raises(SandboxUnavailable) as info:
+        docker_runner.connect()
+    assert not isinstance(info.value, RunnerAbsent)
+    text = str(info.value)
+    assert "\n" not in text and "unix:///run/dead.sock does not answer" in text
+    assert "Connection refused" in text and "systemctl start docker" in text
+
+
+def test_docker_missing_image_names_the_build_command(monkeypatch):
+    docker = pytest.importorskip("docker")
+    monkeypatch.delenv("FARM_SANDBOX_IMAGE_CUDA", raising=False)
+    client = FakeClient()
+
+    def missing(name):
+        raise docker.errors.ImageNotFound(f"No such image: {name}")
+
+    client.images.get = missing
+    with pytest.raises(SandboxUnavailable) as info:
+        DockerRunner(client=client, vendor="nvidia")
+    assert str(info.value) == (
+        "the sandbox image 'kernel-farm-sandbox:cuda' is not on this docker engine; build it from "
+        "the repository root: `docker build -f deploy/sandbox/Dockerfile.cuda -t "
+        "kernel-farm-sandbox:cuda .`, or one that runs this node's own software: `python -m "
+        "farm.sandbox.host_image --vendor nvidia` (or name another image with "
+        "FARM_SANDBOX_IMAGE_CUDA)"
+    )
 
 
 # -- the output cap -----------------------------------------------------------------------
