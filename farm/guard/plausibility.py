@@ -39,6 +39,11 @@ WALL_MS_PER_CALL = 0.5  # plus this per timed call (Python launch latency, sched
 WALL_FIXED_MS = 250.0  # plus this per request (process wake-up, transfers, a GC pass)
 WALL_OVER_RATIO = 0.05  # device time may exceed wall time by this fraction (clock granularity)
 WALL_OVERHEAD_RATIO = 0.5  # plus this fraction of the calibrated harness overhead per call
+# ... when the calibration is the timing loop around a call that does nothing, measured in the
+# supervisor's own process (no baseline timed): an honest candidate's loop costs more per call
+# than that one (its kernels' activities fill the profiler's trace), 0.78x to 2.26x of it over 15
+# workloads of 12 honest kernels on an H100 (docs/security.md), so the margin is wider.
+NULL_OVERHEAD_RATIO = 2.0
 
 
 def _finding(code: str, detail: str) -> Finding:
@@ -65,10 +70,17 @@ def check_times(*, time_ms: float, sol_ms: float, slack: float = FLOOR_SLACK) ->
 
 
 def check_wall_clock(
-    *, reported_ms_total: float, wall_ms: float, calls: int, overhead_ms_per_call: float
+    *,
+    reported_ms_total: float,
+    wall_ms: float,
+    calls: int,
+    overhead_ms_per_call: float,
+    overhead_ratio: float = WALL_OVERHEAD_RATIO,
 ) -> list[Finding]:
     """WALL_CLOCK_MISMATCH when the reported device time and the observed wall time cannot both
-    be true (see the module docstring for the rule and its margins). All times in ms."""
+    be true (see the module docstring for the rule and its margins). All times in ms.
+    `overhead_ratio`: WALL_OVERHEAD_RATIO with a baseline's calibration, NULL_OVERHEAD_RATIO with
+    the supervisor's own null-call calibration."""
     if calls <= 0 or wall_ms < 0 or reported_ms_total < 0 or overhead_ms_per_call < 0:
         raise ValueError("calls must be positive and times non-negative")
     ceiling = wall_ms * (1 + WALL_OVER_RATIO) + WALL_FIXED_MS
@@ -81,7 +93,7 @@ def check_wall_clock(
             )
         ]
     unexplained = wall_ms - calls * overhead_ms_per_call - reported_ms_total
-    per_call = WALL_MS_PER_CALL + WALL_OVERHEAD_RATIO * overhead_ms_per_call
+    per_call = WALL_MS_PER_CALL + overhead_ratio * overhead_ms_per_call
     allowed = WALL_RATIO * reported_ms_total + per_call * calls + WALL_FIXED_MS
     if unexplained > allowed:
         return [

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from farm.errors import FarmError, SubmissionError
-from farm.harness import correctness, replies, report, seeds
+from farm.harness import correctness, reference, replies, report, seeds
 from farm.harness.budget import LimitPolicy
 from farm.harness.channel import WorkerDied, WorkerProcess, WorkerSpec, stage_source
 from farm.harness.pool import WorkerPool
@@ -364,6 +364,10 @@ class Evaluation:
             report.set_status(entry, errors)
             return
         report.add_timing(entry, reply.summary(), wall_ms, thermal=gate, warmup_ms=policy.warmup_ms)
+        if self.target.device != "npu-sim":  # simulated times are not wall-clock times
+            entry["timing"]["harness_overhead_ms"] = reference.timing_overhead_ms(
+                self.problem, w, self.target.torch_device, policy, self.target.llc_bytes
+            )
 
     def _rechecks(
         self,

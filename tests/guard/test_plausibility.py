@@ -108,28 +108,55 @@ def _timing(count, warm, wall, median, **extra):
 BASE = _timing(650, 1065, 1975.3, 0.0141)
 
 
+def _entry(timing, *, base=BASE, null=None):
+    entry = {"id": "w", "timing": {**timing}}
+    if base is not None:
+        entry["baseline_timing"] = {"eager": base}
+    if null is not None:
+        entry["timing"]["harness_overhead_ms"] = null
+    return entry
+
+
 def test_wall_clock_counts_timed_calls_only():
     from farm.harness.report import wall_clock_findings
 
-    idle = {"id": "w", "timing": _timing(1400, 1052, 4093.6, 0.0113)}
+    idle = _entry(_timing(1400, 1052, 4093.6, 0.0113))
     # Through the agent, the same kernel hit the 4 s budget after fewer, slower warm-up calls:
     # averaged over warm-up and timed calls together this read as 2.4 s of hidden work.
-    agent = {"id": "w", "timing": _timing(1370, 220, 4088.2, 0.0113)}
+    agent = _entry(_timing(1370, 220, 4088.2, 0.0113))
     # a later agent run: 950 timed calls at 3.9 ms of harness time each (1.25x the baseline's)
-    slow = {"id": "w", "timing": _timing(950, 400, 4043.3, 0.0113)}
-    base_agent = _timing(650, 1065, 300 + 650 * 3.15 + 9.2, 0.0141)
-    assert wall_clock_findings({**slow, "baseline_timing": {"eager": base_agent}}) == []
-    for entry in (idle, agent):
-        assert wall_clock_findings({**entry, "baseline_timing": {"eager": BASE}}) == []
+    slow = _entry(_timing(950, 400, 4043.3, 0.0113), base=_timing(650, 1065, 2356.5, 0.0141))
+    for entry in (idle, agent, slow):
+        assert wall_clock_findings(entry, simulated=False) == []
 
 
 def test_wall_clock_still_catches_hidden_work_per_call():
     from farm.harness.report import wall_clock_findings
 
     # caught from 0.5 ms + half the calibrated overhead (2.56 ms here) per call: 2.5 ms hidden
-    hidden = {"id": "w", "timing": _timing(1400, 1052, 4093.6 + 1400 * 2.5, 0.0113)}
-    (finding,) = wall_clock_findings({**hidden, "baseline_timing": {"eager": BASE}})
+    hidden = _entry(_timing(1400, 1052, 4093.6 + 1400 * 2.5, 0.0113))
+    (finding,) = wall_clock_findings(hidden, simulated=False)
     assert finding["code"] == "WALL_CLOCK_MISMATCH" and finding["workload"] == "w"
-    # the worker's count of warm-up calls does not move the line
+    # the worker's count of warm-up calls does not move the line, nor does its method label
     forged = {**hidden, "timing": {**hidden["timing"], "warmup_calls": 10**6}}
-    assert wall_clock_findings({**forged, "baseline_timing": {"eager": BASE}})
+    assert wall_clock_findings(forged, simulated=False)
+    relabelled = {**hidden, "timing": {**hidden["timing"], "method": "npu-sim-model"}}
+    assert wall_clock_findings(relabelled, simulated=False)
+    assert wall_clock_findings(hidden, simulated=True) == []  # the supervisor's device decides
+
+
+def test_without_a_baseline_the_supervisors_own_calibration_is_the_yardstick():
+    from farm.harness.report import wall_clock_findings
+
+    # the matmul of docs/security.md's H100 run: 2.75 ms of harness time per call against a
+    # null-call calibration of 1.22 ms (2.26x) is honest and passes
+    honest = _entry(_timing(1350, 0, 300 + 1350 * (2.75 + 0.0028), 0.0028), base=None, null=1.22)
+    assert wall_clock_findings(honest, simulated=False) == []
+    # 6 ms per call more than that is caught (0.5 ms + 2 x 1.22 ms allowed per call)
+    hidden = _entry(
+        _timing(1350, 0, 300 + 1350 * (2.75 + 6 + 0.0028), 0.0028), base=None, null=1.22
+    )
+    (finding,) = wall_clock_findings(hidden, simulated=False)
+    assert finding["code"] == "WALL_CLOCK_MISMATCH"
+    # simulated times (npu-sim) are not held against the wall clock
+    assert wall_clock_findings(_entry(hidden["timing"], base=None), simulated=True) == []

@@ -6,9 +6,10 @@
   problem's reference outputs for the request's inputs (an honest answer), "none" (default) none;
 - {"raw": "text"}: write these bytes (latin-1) instead of a frame;
 - {"announce_bytes": N}: a valid header that announces an N-byte tensor, then stop writing;
-- {"exit": N} / {"signal": N} / {"hang": true}.
+- {"exit": N} / {"signal": N} / {"hang": true};
+- "sleep": S (with any reply): wait S seconds first, as real work the reply does not own up to.
 A time request is answered with the reply, then a recheck frame ("recheck_outputs": "reference"
-attaches honest outputs for the calls the supervisor asked for).
+attaches honest outputs for the calls the supervisor asked for and lists them in the reply).
 """
 
 from __future__ import annotations
@@ -72,12 +73,16 @@ def act(action: dict, request: dict, out, problem_dir: str | None) -> None:
         out.write(protocol.MAGIC + protocol._LEN.pack(len(body)) + body + b"\0" * 4096)
         out.flush()
         time.sleep(3600)
+    time.sleep(action.get("sleep", 0))
     outputs = reference(request, problem_dir, 0) if action.get("outputs") == "reference" else []
-    protocol.send(out, {"op": request["op"], **action["reply"]}, outputs)
+    reply = {"op": request["op"], **action["reply"]}
+    calls = request.get("recheck", []) if action.get("recheck_outputs") == "reference" else []
+    per_call = [reference(request, problem_dir, i) for i in calls]
+    if calls:
+        reply.update(recheck=calls, recheck_counts=[len(o) for o in per_call])
+    protocol.send(out, reply, outputs)
     if request["op"] == "time":
-        calls = request.get("recheck", []) if action.get("recheck_outputs") == "reference" else []
-        tensors = [t for i in calls for t in reference(request, problem_dir, i)]
-        protocol.send(out, {"op": "recheck"}, tensors)
+        protocol.send(out, {"op": "recheck"}, [t for o in per_call for t in o])
 
 
 def reference(request: dict, problem_dir: str | None, index: int) -> list:

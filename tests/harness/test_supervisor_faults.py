@@ -177,6 +177,37 @@ def test_timing_replies_are_checked(scripted, time_reply, code):
     assert code in _codes(doc), doc["reasons"]
 
 
+def test_a_forged_time_fails_the_trusted_wall_clock_without_baselines(scripted):
+    """10 calls reported at 1 us each, 2.5 s of wall time around them: no baseline is timed
+    (baselines=False), the reply calls its times simulated, and the supervisor still holds them
+    against its own clock and its own calibration of the timing loop's cost per call."""
+    forged = {
+        "ok": True,
+        "times_ms": [0.001] * 10,
+        "event_ms": [0.001] * 10,
+        "method": "npu-sim-model",
+        "windows_ms": [0.001],
+        "wall_ms": 1.0,
+        "warmup_calls": 2,
+    }
+    time_action = {"reply": forged, "recheck_outputs": "reference", "sleep": 2.5}
+    doc, _ = scripted(
+        {"load": OK_LOAD, "check": HONEST_CHECK, "time": time_action}, mode="benchmark"
+    )
+    assert doc["verdict"] == "REJECTED", json.dumps(doc["workloads"][0])
+    (finding,) = [f for f in doc["guard"]["findings"] if f["code"] == "WALL_CLOCK_MISMATCH"]
+    assert "unaccounted" in finding["detail"]
+
+    # the control: the same wall time, owned up to
+    honest = {**forged, "times_ms": [150.0] * 10, "event_ms": [150.0] * 10, "method": "wall-clock"}
+    doc, _ = scripted(
+        {"load": OK_LOAD, "check": HONEST_CHECK, "time": {**time_action, "reply": honest}},
+        mode="benchmark",
+    )
+    assert doc["verdict"] == "PASSED", (doc["guard"]["findings"], doc["workloads"][0]["timing"])
+    assert doc["workloads"][0]["timing"]["harness_overhead_ms"] >= 0
+
+
 def test_an_honest_script_passes(scripted):
     """The control: the same harness with honest answers gives PASSED."""
     doc, _ = scripted({"load": OK_LOAD, "check": HONEST_CHECK})
