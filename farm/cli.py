@@ -26,7 +26,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "sol": ("farm.sol_commands", "print the speed-of-light table of a suite on a hardware class"),
     "suite": ("farm.suite.commands", "verify, pin, import or export problem suites"),
-    "problems": ("farm.suite.problems_command", "list the problems of a suite"),
+    "problems": (
+        "farm.suite.problems_command",
+        "list the problems of a suite, or show one (`farm problems show NAME`)",
+    ),
+    "init": ("farm.suite.init_command", "write a starter submission for a problem"),
     "hardware": ("farm.hardware.commands", "list hardware classes and their peak figures"),
     "login": (
         "farm.client.commands.login",
