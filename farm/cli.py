@@ -6,7 +6,8 @@ time, so `farm --help` stays fast.
 
 Exit codes: 0 the command did its job (for `farm eval`, whatever the verdict); 1 the farm itself
 failed (a bug, a dead server); 2 wrong arguments or unusable input (the message says what to fix);
-3 a remote call was refused (auth, quota); 4 a wait timed out.
+3 a remote call was refused (auth, quota); 4 a wait timed out; `farm submit --wait` adds 5 (the
+kernel did not pass on some run) and 6 (a run was REJECTED as gaming the evaluation).
 """
 
 from __future__ import annotations

@@ -167,6 +167,7 @@ class Submission:
     state: str
     runs: list[Run]
     raw: dict[str, Any] = field(repr=False)
+    warnings: tuple[str, ...] = ()  # on creation: e.g. a hardware class no online node serves
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Submission:
@@ -183,6 +184,7 @@ class Submission:
             state=str(data.get("state", "")),
             runs=runs,
             raw=data,
+            warnings=tuple(str(w) for w in data.get("warnings") or ()),
         )
 
     @property
