@@ -20,6 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--url", help="server URL (default: FARM_URL, then the stored one)")
     parser.add_argument("--token", help="API token (default: FARM_TOKEN, else prompted)")
     parser.add_argument("--username", help="create a new token with this user's password")
+    parser.add_argument("--profile", help="store in this profile instead of the main config")
     parser.add_argument(
         "--password-stdin",
         action="store_true",
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from farm.client import FarmClient
     from farm.client.config import config_load, config_write
 
-    url = args.url or config_load().url
+    url = args.url or config_load(profile=args.profile).url
     token = args.token or os.environ.get("FARM_TOKEN")
     if not token and args.username:
         password = _password(args, url)
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         raise FarmError("the token is empty", hint="pass --token or --username")
     if not args.no_check:
         FarmClient(url, token).token_check()
-    path = config_write(url=url, token=token)
+    path = config_write(url=url, token=token, profile=args.profile)
     print(f"logged in to {url}; token stored in {path} (mode 0600)")
     return 0
 
