@@ -47,6 +47,11 @@ EXPECT = re.compile(r"^#\s*expect:\s*(\w+)", re.MULTILINE)
 DEVICE_KINDS = ("npu-sim", "cuda", "rocm")  # agents per kind found; the CPU has no class
 AUDITED_KINDS = ("npu-sim",)  # kinds that get a second local node, for the audit of first places
 STOP_WAIT_S = 30.0
+# The server's default quota (120 runs per user and hardware class an hour) protects a shared
+# farm; on one's own machine it would stop an RL loop after two minutes. This one is above what
+# the local nodes can evaluate, so the queue, not the quota, sets the pace. FARM_QUOTA_RUNS_PER_HOUR
+# in the environment still wins.
+LOCAL_QUOTA_RUNS_PER_HOUR = 100_000
 
 # Run inside `manage.py shell`: users (idempotent), one fresh farm-up token per user (older ones
 # revoked), and nodes with fresh tokens. Prints one line FARM_UP=<json>.
@@ -235,6 +240,7 @@ class LocalFarm:
         self.var = Path(os.environ.get("FARM_VAR_DIR") or REPO_ROOT / "var").resolve()
         self.logs = self.var / "log"
         self.env = {**os.environ, "FARM_VAR_DIR": str(self.var), "PYTHONUNBUFFERED": "1"}
+        self.env.setdefault("FARM_QUOTA_RUNS_PER_HOUR", str(LOCAL_QUOTA_RUNS_PER_HOUR))
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.agents = _agent_kinds()
         self.nodes = _agent_nodes(self.agents)
