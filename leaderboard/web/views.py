@@ -100,6 +100,7 @@ def submission(request: HttpRequest, submission_id: int) -> HttpResponse:
             "source": source,
             "source_error": source_error,
             "terminal": all(r.state in Run.TERMINAL for r in runs),
+            "finished": sum(r.state in Run.TERMINAL for r in runs),
         },
     )
 
