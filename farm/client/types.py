@@ -22,10 +22,16 @@ class Reason:
 
     code: str
     detail: str
+    workload: str | None = None  # the workload it happened on, when it is one workload's
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Reason:
-        return cls(code=str(data.get("code", "")), detail=str(data.get("detail", "")))
+        workload = data.get("workload")
+        return cls(
+            code=str(data.get("code", "")),
+            detail=str(data.get("detail", "")),
+            workload=str(workload) if workload else None,
+        )
 
 
 @dataclass(frozen=True)

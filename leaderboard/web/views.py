@@ -10,6 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
+from farm.result import reasons_grouped
 from leaderboard.artifacts.services import source_text
 from leaderboard.artifacts.store import ArtifactStoreError
 from leaderboard.boards.selectors import board_find, board_leaders, board_list, board_ranking
@@ -111,10 +112,19 @@ def _run_view(run: Run, result: Result | None, owner: bool) -> dict[str, Any]:
         "run": run,
         "result": result,
         "workloads": list(result.workloads.all()) if result else [],
-        "reasons": [*doc.get("reasons", []), *(result.server_reasons if result else [])],
+        "reasons": _reasons([*doc.get("reasons", []), *(result.server_reasons if result else [])]),
         "findings": (doc.get("guard") or {}).get("findings", []),
         "logs": [a.name for a in run.artifacts.filter(attempt=run.attempt)] if owner else [],
     }
+
+
+def _reasons(reasons: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Reasons with the same code and detail shown once, with the workloads they came from."""
+    triples = [(r.get("code", ""), r.get("detail", ""), r.get("workload")) for r in reasons]
+    return [
+        {"code": code, "detail": detail, "workloads": workloads}
+        for code, detail, workloads in reasons_grouped(triples)
+    ]
 
 
 def _cross_hardware(runs: list[Run], results: dict[int, Result]) -> dict[str, Any]:

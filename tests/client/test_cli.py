@@ -176,3 +176,16 @@ def test_login_without_a_terminal_says_which_flag(stub, capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO("s3cret\n"))
     assert main(["login", "--url", stub.url, "--username", "ada", "--password-stdin"]) == 0
     assert stub.requests[0]["auth"] == "Basic " + base64.b64encode(b"ada:s3cret").decode()
+
+
+def test_a_traceback_every_workload_raised_is_shown_once(server, capsys):
+    run = run_json(11, verdict="RUNTIME_ERROR")
+    trace = 'Traceback (most recent call last):\n  File "k.py", line 2\nValueError: boom\n'
+    run["result"]["document"]["reasons"] = [
+        {"code": "RUNTIME_ERROR", "detail": trace, "workload": w} for w in ("small", "big")
+    ]
+    server.reply("GET", "/api/submissions/7/", 200, submission_json(runs=[(11, "done")]))
+    server.reply("GET", "/api/runs/11/", 200, run)
+    assert main(["status", "7"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("ValueError: boom") == 1 and "RUNTIME_ERROR [small, big]:" in out

@@ -157,4 +157,4 @@ def show_results(runs) -> None:  # type: ignore[no-untyped-def]
     for r in runs:
         out.print(result_table(r))
         for line in run_footer(r):
-            out.print(line, highlight=False)
+            out.print(line, highlight=False, markup=False)  # tracebacks hold [brackets]
