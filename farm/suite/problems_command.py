@@ -112,18 +112,7 @@ def problem_summary(problem) -> dict:  # type: ignore[no-untyped-def]
         "tolerance": {d: {"atol": t.atol, "rtol": t.rtol} for d, t in problem.tolerance.items()},
         "languages": list(problem.languages),
         "starters": [lang for lang in STARTER_LANGUAGES if lang in problem.languages],
-        "workloads": [
-            {
-                "id": w.id,
-                "axes": w.axes,
-                "dtype": w.dtype,
-                "model": w.model,
-                "small": w.small,
-                "flops": problem.flop_count(w),
-                "bytes": problem.compulsory_bytes(w),
-            }
-            for w in problem.workloads
-        ],
+        "workloads": [problem.workload_summary(w) for w in problem.workloads],
     }
 
 

@@ -96,10 +96,27 @@ def _returned(problem: Problem) -> str:
     return names[0] if len(names) == 1 else ", ".join(names)
 
 
-def _triton(problem: Problem) -> str:
-    args = ", ".join(_arg_names(problem))
-    first, out = problem.inputs[0].name, problem.outputs[0].name
+def _entry(problem: Problem, launch: list[str]) -> list[str]:
+    """`def kernel(<inputs>)`: sizes from the inputs, outputs allocated, `launch`, return."""
     sizes, bound = _sizes(problem)
+    return [
+        f"def kernel({', '.join(_arg_names(problem))}):",
+        *sizes,
+        *_allocations(problem, bound),
+        *launch,
+        f"    return {_returned(problem)}",
+        "",
+    ]
+
+
+def _triton(problem: Problem) -> str:
+    first, out = problem.inputs[0].name, problem.outputs[0].name
+    launch = [
+        f"    n_out = {out}.numel()",
+        "    BLOCK = 1024",
+        f"    _kernel[(triton.cdiv(n_out, BLOCK),)]({first}, {out}, {first}.numel(), n_out, "
+        "BLOCK=BLOCK)",
+    ]
     return "\n".join(
         [
             "import torch",
@@ -115,15 +132,7 @@ def _triton(problem: Problem) -> str:
             "    tl.store(out_ptr + offs, x, mask=offs < n_out)",
             "",
             "",
-            f"def kernel({args}):",
-            *sizes,
-            *_allocations(problem, bound),
-            f"    n_out = {out}.numel()",
-            "    BLOCK = 1024",
-            f"    _kernel[(triton.cdiv(n_out, BLOCK),)]({first}, {out}, {first}.numel(), n_out, "
-            "BLOCK=BLOCK)",
-            f"    return {_returned(problem)}",
-            "",
+            *_entry(problem, launch),
         ]
     )
 
@@ -153,9 +162,8 @@ torch::Tensor launch(torch::Tensor in, torch::Tensor out) {
 
 
 def _cuda(problem: Problem) -> str:
-    args = ", ".join(_arg_names(problem))
     first, out = problem.inputs[0].name, problem.outputs[0].name
-    sizes, bound = _sizes(problem)
+    launch = [f"    _compiled().launch({first}.contiguous(), {out})"]
     return "\n".join(
         [
             "import torch",
@@ -178,11 +186,6 @@ def _cuda(problem: Problem) -> str:
             "    return _module",
             "",
             "",
-            f"def kernel({args}):",
-            *sizes,
-            *_allocations(problem, bound),
-            f"    _compiled().launch({first}.contiguous(), {out})",
-            f"    return {_returned(problem)}",
-            "",
+            *_entry(problem, launch),
         ]
     )
