@@ -200,6 +200,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "RunStateEnum": "leaderboard.runs.models.Run.State",
         "SubmissionModeEnum": "leaderboard.submissions.models.Submission.Mode",
+        "SubmissionStateEnum": ["queued", "running", "done", "failed"],
     },
 }
 

@@ -17,3 +17,10 @@ def test_api_docs_use_only_local_assets(db, path):
     for src in sources:
         if src.endswith((".js", ".css")):
             assert Client().get(src).status_code == 200, src
+
+
+def test_schema_generates_without_warnings(db, tmp_path):
+    from django.core.management import call_command
+
+    call_command("spectacular", "--fail-on-warn", "--validate", "--file", str(tmp_path / "s.yaml"))
+    assert "warnings:" in (tmp_path / "s.yaml").read_text()  # the create answer's warnings
