@@ -4,8 +4,10 @@
   baseline to beat, and a check that the submission path works end to end.
 - `triton`, `cuda`: the same entry point with the language's plumbing in place (sizes read from
   the inputs, outputs allocated, a kernel compiled and launched over the first output's
-  elements). The per-element computation is marked `TODO`; until it is written the farm's
-  verdict is INCORRECT, which is the point: the starter must not pass for a solution.
+  elements, reading the first input). The per-element computation is marked `TODO`; until it
+  is written the starter fails (INCORRECT; an error where the first input's dtype cannot be
+  copied into the output, e.g. fp8 or index inputs), which is the point: a starter must not
+  pass for a solution.
 
 Every starter begins with `#!farm problem=... mode=test` so that `farm submit FILE --hw HW`
 needs no further flags. Pure text generation: no torch import, safe in the CLI and the server.
