@@ -1,6 +1,6 @@
 """Scored evaluations per hour through farm.client, against a local farm with npu-sim agents.
 
-    python3 bench/client_throughput.py [--agents 4 --slots 1 --count 64 --mode benchmark]
+    python3 bench/client_throughput.py [--agents 4 --slots 1 --count 64 --modes test,benchmark]
 
 Starts a local farm as subprocesses (agents.localfarm: Django's server on SQLite, the server's
 Celery worker, `--agents` node agents serving npu-sim-v1 with `--slots` evaluations each), warms

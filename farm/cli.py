@@ -6,7 +6,8 @@ time, so `farm --help` stays fast.
 
 Exit codes: 0 the command did its job (for `farm eval`, whatever the verdict); 1 the farm itself
 failed (a bug, a dead server); 2 wrong arguments or unusable input (the message says what to fix);
-3 a remote call was refused (auth, quota); 4 a wait timed out.
+3 a remote call was refused (auth, quota); 4 a wait timed out; `farm submit --wait` adds 5 (the
+kernel did not pass on some run) and 6 (a run was REJECTED as gaming the evaluation).
 """
 
 from __future__ import annotations
@@ -26,7 +27,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "sol": ("farm.sol_commands", "print the speed-of-light table of a suite on a hardware class"),
     "suite": ("farm.suite.commands", "verify, pin, import or export problem suites"),
-    "problems": ("farm.suite.problems_command", "list the problems of a suite"),
+    "problems": (
+        "farm.suite.problems_command",
+        "list the problems of a suite, or show one (`farm problems show NAME`)",
+    ),
+    "init": ("farm.suite.init_command", "write a starter submission for a problem"),
     "hardware": ("farm.hardware.commands", "list hardware classes and their peak figures"),
     "login": (
         "farm.client.commands.login",

@@ -91,6 +91,26 @@ _WORKLOAD: dict[str, type | tuple[type, ...]] = {
 }
 
 
+def reasons_grouped(
+    reasons: list[tuple[str, str, str | None]],
+) -> list[tuple[str, str, list[str]]]:
+    """(code, detail, workload) triples with the same code and detail merged, in first-seen
+    order, each with the workloads it came from: a traceback every workload raised is shown
+    once, followed by the list of workloads, instead of once per workload."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for code, detail, workload in reasons:
+        where = grouped.setdefault((code, detail), [])
+        if workload and workload not in where:
+            where.append(workload)
+    return [(code, detail, where) for (code, detail), where in grouped.items()]
+
+
+def reason_line(code: str, detail: str, workloads: list[str], *, limit: int = 400) -> str:
+    """One grouped reason as printed: `CODE [w1, w2]: detail` (detail cut at `limit` chars)."""
+    where = f" [{', '.join(workloads)}]" if workloads else ""
+    return f"  {code}{where}: {detail.rstrip()[:limit]}"
+
+
 def validate(doc: Any) -> dict[str, Any]:
     """Check the structure every consumer relies on; return `doc` or raise ResultSchemaError."""
     if not isinstance(doc, dict):

@@ -6,7 +6,8 @@ web server (gunicorn), the server's Celery worker and beat, and node agents: two
 simulated NPU (so that a would-be first place can be audited on a second node, as on a real
 farm) and one per GPU kind present (CUDA, ROCm; the audit is off for a class with a single
 node, see FARM_AUDIT_SKIP_HARDWARE). It creates a demo user
-and stores its token where `farm submit` finds it, submits the example kernels of
+and stores its token in the `local` client profile (never in the user's own config: see
+farm.client.config), where `farm submit` finds it, submits the example kernels of
 examples/farm_up/ (each subfolder is one user), waits for their scores, prints the boards, and
 keeps serving until Ctrl-C. Set DATABASE_URL, CELERY_BROKER_URL or FARM_S3_BUCKET and the same
 processes use PostgreSQL, Redis or S3 instead.
@@ -35,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from farm.client.config import LOCAL_PROFILE, config_write
 from farm.errors import FarmError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -45,6 +47,11 @@ EXPECT = re.compile(r"^#\s*expect:\s*(\w+)", re.MULTILINE)
 DEVICE_KINDS = ("npu-sim", "cuda", "rocm")  # agents per kind found; the CPU has no class
 AUDITED_KINDS = ("npu-sim",)  # kinds that get a second local node, for the audit of first places
 STOP_WAIT_S = 30.0
+# The server's default quota (120 runs per user and hardware class an hour) protects a shared
+# farm; on one's own machine it would stop an RL loop after two minutes. This one is above what
+# the local nodes can evaluate, so the queue, not the quota, sets the pace. FARM_QUOTA_RUNS_PER_HOUR
+# in the environment still wins.
+LOCAL_QUOTA_RUNS_PER_HOUR = 100_000
 
 # Run inside `manage.py shell`: users (idempotent), one fresh farm-up token per user (older ones
 # revoked), and nodes with fresh tokens. Prints one line FARM_UP=<json>.
@@ -233,6 +240,7 @@ class LocalFarm:
         self.var = Path(os.environ.get("FARM_VAR_DIR") or REPO_ROOT / "var").resolve()
         self.logs = self.var / "log"
         self.env = {**os.environ, "FARM_VAR_DIR": str(self.var), "PYTHONUNBUFFERED": "1"}
+        self.env.setdefault("FARM_QUOTA_RUNS_PER_HOUR", str(LOCAL_QUOTA_RUNS_PER_HOUR))
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.agents = _agent_kinds()
         self.nodes = _agent_nodes(self.agents)
@@ -248,7 +256,6 @@ class LocalFarm:
 
     def prepare(self, *, examples: list[Example]) -> None:
         """Migrate, load the pinned suites, create users and nodes, store the demo token."""
-        from farm.client.config import config_write
 
         self.examples = examples
         self.logs.mkdir(parents=True, exist_ok=True)
@@ -256,8 +263,14 @@ class LocalFarm:
             manage_py("migrate", "--noinput", env=self.env)
             manage_py("sync_suites", env=self.env)
             self.tokens = self._accounts(sorted({DEMO_USER} | {e.user for e in examples}))
-        path = config_write(url=self.url, token=self.tokens["users"][DEMO_USER])
-        self.console.print(f"demo user's token stored in {path} (used by `farm submit`)")
+        path = config_write(
+            url=self.url, token=self.tokens["users"][DEMO_USER], profile=LOCAL_PROFILE
+        )
+        self.console.print(
+            f"demo user's token stored in {path}, the `{LOCAL_PROFILE}` profile (your own "
+            f"config.json is untouched; with one, pass --profile {LOCAL_PROFILE} or set "
+            f"FARM_PROFILE={LOCAL_PROFILE})"
+        )
 
     def _accounts(self, users: list[str]) -> dict[str, Any]:
         spec = {
@@ -498,7 +511,13 @@ class LocalFarm:
         problems = sorted({e.problem for e in self.examples if e.mode == "leaderboard"})
         for problem, hw in ((p, h) for p in problems for h in hardware):
             ns = argparse.Namespace(
-                problem=problem, hw=hw, suite="core-v1", json=None, url=self.url, token=None
+                problem=problem,
+                hw=hw,
+                suite="core-v1",
+                json=None,
+                url=self.url,
+                token=None,
+                profile=LOCAL_PROFILE,
             )
             board.run(ns)
 
@@ -510,8 +529,9 @@ class LocalFarm:
             self.console.print(f"  board: {self.url}/boards/core-v1/{p}/{hw}/")
         self.console.print(f"  web login: {DEMO_USER} / {self._demo_password()}")
         self.console.print(
-            f"Submit your own kernel: farm submit my_kernel.py --problem softmax --hw {hw} "
-            "--mode leaderboard --public --wait"
+            f"Start from a problem's starter: farm init softmax, then\n"
+            f"  farm submit softmax_pytorch.py --hw {hw} --mode leaderboard --public --wait "
+            f"--profile {LOCAL_PROFILE}"
         )
 
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import (
+    SpectacularAPIView,
+    SpectacularRedocView,
+    SpectacularSwaggerView,
+)
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
@@ -52,6 +56,11 @@ urlpatterns = [
     path("", ApiRoot.as_view(), name="api-root"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path(
+        "redoc/",
+        SpectacularRedocView.as_view(url_name="api-schema", template_name="web/redoc.html"),
+        name="api-redoc",
+    ),
     path("problems/", ProblemListApi.as_view(), name="api-problems"),
     path("problems/<str:suite>/<str:name>/", ProblemDetailApi.as_view(), name="api-problem"),
     path("hardware/", HardwareListApi.as_view(), name="api-hardware"),

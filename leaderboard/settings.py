@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc served from our own static files
     "django_prometheus",
     "leaderboard.accounts",
     "leaderboard.problems",
@@ -66,6 +67,7 @@ MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "leaderboard.middleware.RejectNulMiddleware",
+    "leaderboard.middleware.RequestTooLargeMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -189,10 +191,16 @@ SPECTACULAR_SETTINGS = {
     "/api/agent/. See docs/server.md.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # /api/docs/ and /api/redoc/ load their scripts from this server, not a CDN: they work on a
+    # farm without internet access.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {
         "RunStateEnum": "leaderboard.runs.models.Run.State",
         "SubmissionModeEnum": "leaderboard.submissions.models.Submission.Mode",
+        "SubmissionStateEnum": ["queued", "running", "done", "failed"],
     },
 }
 

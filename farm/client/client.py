@@ -30,6 +30,7 @@ class FarmClient:
     """A client of one farm server. `url`/`token` default to FARM_URL / FARM_TOKEN, then the
     config file written by `farm login` (see farm.client.config).
 
+    `profile` names a config profile (default FARM_PROFILE; see farm.client.config).
     `timeout_s` bounds each HTTP request; `retries`, `backoff_s` and `max_retry_after_s` shape
     the retries (farm.client.http.RetryPolicy); `poll_s` / `max_poll_s` bound the interval
     between status polls while waiting.
@@ -47,8 +48,9 @@ class FarmClient:
         poll_s: float = 0.5,
         max_poll_s: float = 5.0,
         sleep: Callable[[float], None] = time.sleep,
+        profile: str | None = None,
     ) -> None:
-        config = config_load(url=url, token=token)
+        config = config_load(url=url, token=token, profile=profile)
         self.url, self.token = config.url, config.token
         policy = RetryPolicy(
             retries=retries, backoff_s=backoff_s, max_retry_after_s=max_retry_after_s

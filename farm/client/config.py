@@ -1,16 +1,21 @@
 """Where the client finds its server URL and API token.
 
 Order: the environment (`FARM_URL`, `FARM_TOKEN`), then the config file, then the default URL
-(no token). The config file is JSON, `{"url": "...", "token": "..."}`, mode 0600, at
-`config_path()`: `$FARM_HOME/config.json` when FARM_HOME is set, else
-`$XDG_CONFIG_HOME/farm/config.json` (default `~/.config/farm/config.json`). `farm login` and the
-local one-command farm write it with `config_write()`.
+(no token). The config file is JSON, `{"url": "...", "token": "..."}`, mode 0600, in the config
+directory: `$FARM_HOME` when FARM_HOME is set, else `$XDG_CONFIG_HOME/farm` (default
+`~/.config/farm`). `farm login` writes `config.json` there.
+
+Profiles: a named profile (`--profile NAME` or `FARM_PROFILE=NAME`) is `profiles/NAME.json` in
+the same directory. The one-command local farm (`farm up`) writes only the `local` profile, so a
+real server's login in `config.json` is never touched; when there is no `config.json` at all,
+the client falls back to the `local` profile, so `farm submit` works right after `farm up`.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +23,8 @@ from farm.errors import FarmError
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 FILE_MODE = 0o600
+LOCAL_PROFILE = "local"
+_PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 @dataclass(frozen=True)
@@ -30,13 +37,35 @@ class Config:
     source: str
 
 
-def config_path() -> Path:
-    """The config file the client reads and `farm login` writes."""
+def config_dir() -> Path:
     home = os.environ.get("FARM_HOME")
     if home:
-        return Path(home) / "config.json"
+        return Path(home)
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "farm" / "config.json"
+    return Path(base) / "farm"
+
+
+def config_path(profile: str | None = None) -> Path:
+    """The config file of `profile` (default: FARM_PROFILE, else the main `config.json`).
+    Raises FarmError for a profile name that is not a plain word."""
+    profile = profile or os.environ.get("FARM_PROFILE") or None
+    if profile is None:
+        return config_dir() / "config.json"
+    if not _PROFILE_NAME.match(profile):
+        raise FarmError(
+            f"profile name {profile!r} is not a plain word",
+            hint="use letters, digits, '.', '_' or '-' (e.g. `local`)",
+        )
+    return config_dir() / "profiles" / f"{profile}.json"
+
+
+def _readable_path(profile: str | None) -> Path:
+    """The file to read: the named profile; else config.json, or the local profile when
+    config.json does not exist."""
+    path = config_path(profile)
+    if profile or os.environ.get("FARM_PROFILE") or path.exists():
+        return path
+    return config_path(LOCAL_PROFILE)
 
 
 def config_read(path: Path | None = None) -> dict[str, str]:
@@ -62,9 +91,12 @@ def config_read(path: Path | None = None) -> dict[str, str]:
     return {k: str(v) for k, v in data.items() if isinstance(v, str)}
 
 
-def config_write(*, url: str, token: str, path: Path | None = None) -> Path:
-    """Write url + token to the config file with mode 0600 (created that way, never widened)."""
-    path = path or config_path()
+def config_write(
+    *, url: str, token: str, path: Path | None = None, profile: str | None = None
+) -> Path:
+    """Write url + token to the config file (of `profile`) with mode 0600 (created that way,
+    never widened)."""
+    path = path or config_path(profile)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
@@ -76,12 +108,16 @@ def config_write(*, url: str, token: str, path: Path | None = None) -> Path:
     return path
 
 
-def config_load(*, url: str | None = None, token: str | None = None) -> Config:
-    """Resolve the settings: explicit arguments, then env, then the config file, then defaults."""
+def config_load(
+    *, url: str | None = None, token: str | None = None, profile: str | None = None
+) -> Config:
+    """Resolve the settings: explicit arguments, then env, then the config file (of `profile`,
+    see the module's docstring), then defaults."""
     file_values: dict[str, str] = {}
     env_url, env_token = os.environ.get("FARM_URL"), os.environ.get("FARM_TOKEN")
+    path = _readable_path(profile)
     if not ((url or env_url) and (token or env_token)):
-        file_values = config_read()
+        file_values = config_read(path)
     final_url = url or env_url or file_values.get("url") or DEFAULT_URL
     final_token = token or env_token or file_values.get("token") or None
     if url or token:
@@ -89,7 +125,7 @@ def config_load(*, url: str | None = None, token: str | None = None) -> Config:
     elif env_url or env_token:
         source = "env"
     elif file_values:
-        source = str(config_path())
+        source = str(path)
     else:
         source = "default"
     return Config(url=final_url.rstrip("/"), token=final_token, source=source)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import email.utils
 import random
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -111,6 +112,9 @@ class Transport:
                 hint="the server failed; retry later or tell its operator",
             )
             return (self.policy.delay(attempt) if method == "GET" else None), error
+        if status == 413:
+            too_large = "a kernel is one source file of at most a few hundred KiB: check the path"
+            return None, BadRequest(message, status=status, hint=too_large)
         if status in (401, 403):
             hint = "log in with `farm login` or set FARM_TOKEN" if status == 401 else None
             return None, Refused(message, status=status, hint=hint)
@@ -160,9 +164,22 @@ def server_message(response: requests.Response) -> str:
     try:
         data = response.json()
     except ValueError:
-        text = response.text.strip()
-        return text[:300] if text else f"HTTP {response.status_code} {response.reason}"
+        return _text_message(response)
     return _flatten(data) or f"HTTP {response.status_code} {response.reason}"
+
+
+def _text_message(response: requests.Response) -> str:
+    """One line from a non-JSON answer: a proxy's or the web framework's HTML error page is
+    reduced to its title, never printed whole."""
+    status = f"HTTP {response.status_code} {response.reason}"
+    text = response.text.strip()
+    if not text:
+        return status
+    if "html" in response.headers.get("Content-Type", "") or text.lower().startswith("<"):
+        title = re.search(r"<title[^>]*>(.*?)</title>", text, re.I | re.S)
+        heading = " ".join(title.group(1).split()) if title else ""
+        return f"{status}: {heading}" if heading and heading not in status else status
+    return " ".join(text.split())[:300]
 
 
 def _flatten(data: Any, prefix: str = "") -> str:

@@ -22,10 +22,16 @@ class Reason:
 
     code: str
     detail: str
+    workload: str | None = None  # the workload it happened on, when it is one workload's
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Reason:
-        return cls(code=str(data.get("code", "")), detail=str(data.get("detail", "")))
+        workload = data.get("workload")
+        return cls(
+            code=str(data.get("code", "")),
+            detail=str(data.get("detail", "")),
+            workload=str(workload) if workload else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -167,6 +173,7 @@ class Submission:
     state: str
     runs: list[Run]
     raw: dict[str, Any] = field(repr=False)
+    warnings: tuple[str, ...] = ()  # on creation: e.g. a hardware class no online node serves
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Submission:
@@ -183,6 +190,7 @@ class Submission:
             state=str(data.get("state", "")),
             runs=runs,
             raw=data,
+            warnings=tuple(str(w) for w in data.get("warnings") or ()),
         )
 
     @property

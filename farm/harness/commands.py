@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from farm.errors import SubmissionError
+from farm.result import reason_line, reasons_grouped
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -109,9 +110,9 @@ def print_result(doc: dict[str, Any]) -> None:
         f"verdict: {_status(doc['verdict'])}   SOL score: {_f(score.get('sol_score'), '{:.3f}')}   "
         f"speedup vs eager: {_f(score.get('speedup_eager'), '{:.2f}x')}"
     )
-    for r in doc["reasons"][:10]:
-        where = f" [{r['workload']}]" if r.get("workload") else ""
-        console.print(f"  {r['code']}{where}: {r['detail'][:400]}", markup=False, highlight=False)
+    triples = [(r["code"], r["detail"], r.get("workload")) for r in doc["reasons"]]
+    for code, detail, workloads in reasons_grouped(triples)[:10]:
+        console.print(reason_line(code, detail, workloads), markup=False, highlight=False)
     for f in doc["guard"]["findings"][:10]:
         console.print(
             f"  guard {f['severity']}: {f['code']}: {f['detail'][:200]}",

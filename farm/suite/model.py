@@ -143,5 +143,18 @@ class Problem:
             return float(self.io_bytes(w))
         return formulas.evaluate(self.bytes, w.variables())
 
+    def workload_summary(self, w: Workload) -> dict[str, Any]:
+        """A workload as JSON, with its FLOPs and compulsory bytes (what the server stores and
+        `farm problems show --json` prints)."""
+        return {
+            "id": w.id,
+            "axes": w.axes,
+            "dtype": w.dtype,
+            "model": w.model,
+            "small": w.small,
+            "flops": self.flop_count(w),
+            "bytes": self.compulsory_bytes(w),
+        }
+
     def tolerance_for(self, dtype: str) -> Tolerance:
         return self.tolerance[dtype]

@@ -97,3 +97,14 @@ def board_ranking(*, board: Board, limit: int | None = None) -> list[RankedEntry
         else:
             ranked.append(RankedEntry(rank=i + 1, tied=False, entry=entry))
     return ranked
+
+
+def board_leaders(*, problem_id: int) -> dict[str, BoardEntry]:
+    """The first entry of each board of a problem, by hardware class (boards with no entry
+    are left out). One query per board: a problem has one board per hardware class."""
+    leaders = {}
+    for board in Board.objects.filter(problem_id=problem_id).only("id", "hardware_id"):
+        ranked = board_ranking(board=board, limit=1)
+        if ranked:
+            leaders[board.hardware_id] = ranked[0].entry
+    return leaders

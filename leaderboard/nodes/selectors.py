@@ -35,3 +35,35 @@ def queue_depth_by_hardware() -> dict[str, int]:
 
     rows = Run.objects.filter(state=Run.State.QUEUED).values("hardware_id").annotate(n=Count("id"))
     return {row["hardware_id"]: row["n"] for row in rows}
+
+
+def hardware_online() -> dict[str, int]:
+    """Enabled, not draining nodes with a recent heartbeat, counted per hardware class."""
+    fresh = timezone.now() - timedelta(seconds=settings.FARM_NODE_DEAD_AFTER_S)
+    rows = (
+        Node.objects.filter(enabled=True, draining=False, last_heartbeat__gte=fresh)
+        .values("hardware")
+        .annotate(n=Count("id"))
+    )
+    return {row["hardware"]: row["n"] for row in rows if row["hardware"]}
+
+
+def hardware_unserved(*, hardware: list[str]) -> dict[str, str]:
+    """A warning for each of `hardware` that no online node serves: its runs wait in the queue
+    (not lost: a node that comes back or is added takes them). Classes served are left out."""
+    online = hardware_online()
+    missing = [h for h in hardware if not online.get(h)]
+    if not missing:
+        return {}
+    known = set(
+        Node.objects.filter(enabled=True, hardware__name__in=missing).values_list(
+            "hardware__name", flat=True
+        )
+    )
+    served = ", ".join(sorted(online)) or "none"
+    return {
+        h: f"no node serves {h} right now ("
+        + ("its nodes are offline or draining" if h in known else "this farm has no node for it")
+        + f"): the run waits in the queue until one does. Classes served now: {served}"
+        for h in missing
+    }

@@ -7,6 +7,7 @@ no peaks and SOL figures are None, and the roofline floor cannot be checked (log
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 from collections.abc import Mapping
 from functools import cache
@@ -156,3 +157,17 @@ def floor_slack() -> float | None:
         log.warning("farm.scoring is not installed: the roofline floor is not checked")
         return None
     return float(FLOOR_SLACK)
+
+
+@functools.lru_cache(maxsize=16)
+def suite_pinned(name: str, suite_hash: str) -> Suite | None:
+    """The suite `name` as pinned with `suite_hash` (verified), or None when the copy on disk
+    is missing, broken or pinned differently (the database is then behind `sync_suites`)."""
+    from farm.errors import FarmError
+
+    try:
+        suite = suite_load(name)
+    except FarmError as exc:
+        log.warning("suite %s cannot be read for its problem pages: %s", name, exc)
+        return None
+    return suite if suite.hash == suite_hash else None

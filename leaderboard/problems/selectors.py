@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.db.models import QuerySet
 
 from farm.errors import unknown
+from farm.suite.model import Problem as FarmProblem
+from farm.suite.starters import STARTER_LANGUAGES, starter
+from leaderboard.problems import farm_bridge
 from leaderboard.problems.models import HardwareClass, Problem, Suite
 
 
@@ -43,3 +48,28 @@ def problem_list(*, suite: str | None = None) -> QuerySet[Problem]:
 
 def hardware_list() -> QuerySet[HardwareClass]:
     return HardwareClass.objects.filter(active=True)
+
+
+@dataclass(frozen=True)
+class ProblemFiles:
+    """What a problem page shows from the pinned suite itself: the problem as the harness reads
+    it (inputs, outputs, tolerance), its reference source and a starter per language."""
+
+    problem: FarmProblem
+    reference: str
+    starters: dict[str, str]
+
+
+def problem_files(*, problem: Problem) -> ProblemFiles | None:
+    """The problem's files from the pinned suite the database was loaded from; None when that
+    copy is gone or pinned differently (run `manage.py sync_suites`)."""
+    suite = farm_bridge.suite_pinned(problem.suite_id, problem.suite.hash)
+    found = suite.problems.get(problem.name) if suite else None
+    if found is None:
+        return None
+    langs = [lang for lang in STARTER_LANGUAGES if lang in found.languages]
+    return ProblemFiles(
+        problem=found,
+        reference=found.reference_path.read_text(),
+        starters={lang: starter(found, lang) for lang in langs},
+    )

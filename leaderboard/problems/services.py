@@ -51,23 +51,11 @@ def suite_sync(*, farm_suite: FarmSuite, hardware: list[HardwareClass]) -> Suite
                 "languages": list(problem.languages),
                 "dtypes": list(problem.dtypes),
                 "compute_unit": problem.compute_unit,
-                "workloads": [_workload_json(problem, w) for w in problem.workloads],
+                "workloads": [problem.workload_summary(w) for w in problem.workloads],
                 "sol_table": _sol_table(problem, hardware),
             },
         )
     return suite
-
-
-def _workload_json(problem, w) -> dict:  # type: ignore[no-untyped-def]
-    return {
-        "id": w.id,
-        "axes": w.axes,
-        "dtype": w.dtype,
-        "model": w.model,
-        "small": w.small,
-        "flops": problem.flop_count(w),
-        "bytes": problem.compulsory_bytes(w),
-    }
 
 
 def _sol_table(problem, hardware: list[HardwareClass]) -> dict:  # type: ignore[no-untyped-def]

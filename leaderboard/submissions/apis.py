@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard.artifacts.services import source_text
+from leaderboard.nodes.selectors import hardware_unserved
 from leaderboard.parsers import StorableFormParser, StorableJSONParser, StorableMultiPartParser
 from leaderboard.runs.models import Run
 from leaderboard.submissions.models import Submission
@@ -149,6 +150,19 @@ class SubmissionOutput(serializers.ModelSerializer):
         return request.build_absolute_uri(reverse("api-submission-source", args=[obj.pk]))
 
 
+class SubmitOutput(SubmissionOutput):
+    """A created submission, with a warning per hardware class that no online node serves."""
+
+    warnings = serializers.SerializerMethodField()
+
+    class Meta(SubmissionOutput.Meta):
+        fields = [*SubmissionOutput.Meta.fields, "warnings"]
+
+    def get_warnings(self, obj: Submission) -> list[str]:
+        unserved = self.context.get("unserved", {})  # hardware -> warning, one lookup per POST
+        return [unserved[r.hardware_id] for r in self._runs(obj) if r.hardware_id in unserved]
+
+
 def _orm_paths(serializer: serializers.Serializer) -> dict[str, str | None]:
     """Output name -> ORM path of each of a serializer's fields ("user.username" ->
     "user__username"), None for a method field."""
@@ -243,7 +257,7 @@ class SubmissionListCreateApi(APIView):
 
     @extend_schema(
         request={"application/json": SubmitInput, "multipart/form-data": SubmitInput},
-        responses={201: SubmissionOutput},
+        responses={201: SubmitOutput},
         description='Body: one submission, or {"submissions": [...]} for a batch '
         '(the response is then {"submissions": [...]}).',
     )
@@ -256,7 +270,9 @@ class SubmissionListCreateApi(APIView):
             data.is_valid(raise_exception=True)
             checked = [_one(data.validated_data)]
         created = submissions_create(user=request.user, requests=checked)
-        out = SubmissionOutput(created, many=True, context={"request": request}).data
+        hardware = sorted({hw.name for c in checked for hw in c.hardware})
+        context = {"request": request, "unserved": hardware_unserved(hardware=hardware)}
+        out = SubmitOutput(created, many=True, context=context).data
         body = {"submissions": out} if batch else out[0]
         return Response(body, status=status.HTTP_201_CREATED)
 

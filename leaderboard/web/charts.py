@@ -1,6 +1,7 @@
 """The roofline chart of a board as inline SVG (no JavaScript library, nothing from a CDN).
 
-x: arithmetic intensity (FLOP per compulsory byte), y: achieved FLOP/s, both log scale. The roof
+x: arithmetic intensity (FLOP per compulsory byte), y: achieved FLOP/s, both log scale with a
+labelled grid line at every decade. The roof
 is min(peak FLOP/s, bandwidth x intensity) of the hardware class; each point is one workload of
 one board entry (FLOPs / measured time).
 """
@@ -91,6 +92,7 @@ def roofline_svg(*, hardware: str, problem: Any, points: list[Point]) -> str:
         f'<svg class="roofline" viewBox="0 0 {W} {H}" role="img" '
         f'aria-label="roofline of {_esc(hardware)}">',
         f'<rect x="{PAD}" y="{PAD}" width="{W - 2 * PAD}" height="{H - 2 * PAD}" class="frame"/>',
+        *_ticks(x_lo, x_hi, sx, sy, y_lo, y_hi),
         f'<path d="{roof_path}" class="roof"/>',
     ]
     for p in points:
@@ -101,7 +103,7 @@ def roofline_svg(*, hardware: str, problem: Any, points: list[Point]) -> str:
         )
     parts += [
         _text(W / 2, H - 12, "arithmetic intensity (FLOP/byte, log)", anchor="middle"),
-        _text(14, H / 2, "FLOP/s (log)", anchor="middle", rotate=True),
+        _text(14, H / 2, "achieved FLOP/s (log)", anchor="middle", rotate=True),
         _text(sx(x_hi) - 4, sy(peak) - 6, f"peak {peak / 1e12:.3g} TFLOP/s", anchor="end"),
         _text(sx(x_lo) + 4, sy(bandwidth * x_lo) - 8, f"{bandwidth / 1e12:.3g} TB/s"),
         "</svg>",
@@ -109,9 +111,42 @@ def roofline_svg(*, hardware: str, problem: Any, points: list[Point]) -> str:
     return "".join(parts)
 
 
-def _text(x: float, y: float, text: str, *, anchor: str = "start", rotate: bool = False) -> str:
+def decades(lo: float, hi: float) -> list[float]:
+    """The powers of ten within [lo, hi] (lo > 0), where a log axis gets its ticks."""
+    first, last = math.ceil(math.log10(lo) - 1e-9), math.floor(math.log10(hi) + 1e-9)
+    return [10.0**k for k in range(first, last + 1)]
+
+
+def si(value: float) -> str:
+    """1e12 -> "1T", 1e-2 -> "0.01": short tick labels."""
+    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= factor:
+            return f"{value / factor:g}{prefix}"
+    return f"{value:g}"
+
+
+def _ticks(x_lo, x_hi, sx, sy, y_lo, y_hi) -> list[str]:  # type: ignore[no-untyped-def]
+    """A grid line and a label at every decade of both axes."""
+    parts = []
+    for x in decades(x_lo, x_hi):
+        parts.append(
+            f'<line x1="{sx(x):.1f}" y1="{PAD}" x2="{sx(x):.1f}" y2="{H - PAD}" class="grid"/>'
+        )
+        parts.append(_text(sx(x), H - PAD + 16, si(x), anchor="middle", cls="tick x"))
+    for y in decades(y_lo, y_hi):
+        parts.append(
+            f'<line x1="{PAD}" y1="{sy(y):.1f}" x2="{W - PAD}" y2="{sy(y):.1f}" class="grid"/>'
+        )
+        parts.append(_text(PAD - 6, sy(y) + 4, si(y), anchor="end", cls="tick y"))
+    return parts
+
+
+def _text(
+    x: float, y: float, text: str, *, anchor: str = "start", rotate: bool = False, cls: str = ""
+) -> str:
     turn = f' transform="rotate(-90 {x:.1f} {y:.1f})"' if rotate else ""
-    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{turn}>{_esc(text)}</text>'
+    css = f' class="{cls}"' if cls else ""
+    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{css}{turn}>{_esc(text)}</text>'
 
 
 def _esc(text: str) -> str:

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 
+from leaderboard.nodes.selectors import hardware_online
 from leaderboard.problems.models import HardwareClass, Problem
 from leaderboard.submissions.models import Submission
 
@@ -28,6 +29,8 @@ class SubmitForm(forms.Form):
         default = f"{settings.FARM_DEFAULT_SUITE}/vector_add"
         if default in dict(self.fields["problem"].choices):
             self.fields["problem"].initial = default
+        online = hardware_online()
         self.fields["hardware"].choices = [
-            (h, h) for h in HardwareClass.objects.filter(active=True).values_list("name", flat=True)
+            (h, h if online.get(h) else f"{h} (no node online: runs wait in the queue)")
+            for h in HardwareClass.objects.filter(active=True).values_list("name", flat=True)
         ]

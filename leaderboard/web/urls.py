@@ -4,6 +4,8 @@ from leaderboard.web import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("problems/", views.problems, name="problems"),
+    path("problems/<str:suite>/<str:name>/", views.problem, name="problem"),
     path("boards/<str:suite>/<str:problem>/<str:hardware>/", views.board, name="board"),
     path("submissions/<int:submission_id>/", views.submission, name="submission"),
     path("submit/", views.submit, name="submit"),

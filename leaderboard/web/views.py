@@ -4,16 +4,33 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
+from farm.result import reasons_grouped
 from leaderboard.artifacts.services import source_text
 from leaderboard.artifacts.store import ArtifactStoreError
-from leaderboard.boards.selectors import board_find, board_list, board_ranking
-from leaderboard.nodes.selectors import node_list, node_status, queue_depth_by_hardware
-from leaderboard.problems.selectors import NotFound, hardware_get, problem_get, suite_get
+from leaderboard.boards.selectors import board_find, board_leaders, board_list, board_ranking
+from leaderboard.nodes.selectors import (
+    hardware_online,
+    hardware_unserved,
+    node_list,
+    node_status,
+    queue_depth_by_hardware,
+)
+from leaderboard.problems.models import Problem
+from leaderboard.problems.selectors import (
+    NotFound,
+    hardware_get,
+    hardware_list,
+    problem_files,
+    problem_get,
+    problem_list,
+    suite_get,
+)
 from leaderboard.runs.models import Result, Run
 from leaderboard.submissions.selectors import (
     source_visible,
@@ -84,6 +101,7 @@ def submission(request: HttpRequest, submission_id: int) -> HttpResponse:
             "source": source,
             "source_error": source_error,
             "terminal": all(r.state in Run.TERMINAL for r in runs),
+            "finished": sum(r.state in Run.TERMINAL for r in runs),
         },
     )
 
@@ -94,10 +112,19 @@ def _run_view(run: Run, result: Result | None, owner: bool) -> dict[str, Any]:
         "run": run,
         "result": result,
         "workloads": list(result.workloads.all()) if result else [],
-        "reasons": [*doc.get("reasons", []), *(result.server_reasons if result else [])],
+        "reasons": _reasons([*doc.get("reasons", []), *(result.server_reasons if result else [])]),
         "findings": (doc.get("guard") or {}).get("findings", []),
         "logs": [a.name for a in run.artifacts.filter(attempt=run.attempt)] if owner else [],
     }
+
+
+def _reasons(reasons: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Reasons with the same code and detail shown once, with the workloads they came from."""
+    triples = [(r.get("code", ""), r.get("detail", ""), r.get("workload")) for r in reasons]
+    return [
+        {"code": code, "detail": detail, "workloads": workloads}
+        for code, detail, workloads in reasons_grouped(triples)
+    ]
 
 
 def _cross_hardware(runs: list[Run], results: dict[int, Result]) -> dict[str, Any]:
@@ -140,14 +167,17 @@ def _submit(request: HttpRequest, form: SubmitForm) -> int | None:
             private=data["private"],
         )
     except SubmissionInvalid as exc:
-        for field, messages in exc.errors.items():
-            form.add_error(field if field in form.fields else None, messages)
+        for field, errors in exc.errors.items():
+            form.add_error(field if field in form.fields else None, errors)
         return None
     try:
-        return submissions_create(user=request.user, requests=[req])[0].pk
+        created = submissions_create(user=request.user, requests=[req])[0].pk
     except QuotaExceeded as exc:
         form.add_error(None, str(exc))
         return None
+    for warning in hardware_unserved(hardware=data["hardware"]).values():
+        messages.warning(request, warning)
+    return created
 
 
 def nodes(request: HttpRequest) -> HttpResponse:
@@ -162,3 +192,55 @@ def nodes(request: HttpRequest) -> HttpResponse:
         for n in node_list()
     ]
     return render(request, "web/nodes.html", {"rows": rows, "depth": sorted(depth.items())})
+
+
+def problems(request: HttpRequest) -> HttpResponse:
+    suite = request.GET.get("suite") or None
+    rows = problem_list(suite=suite).defer("sol_table", "description").order_by("suite_id", "name")
+    return render(request, "web/problems.html", {"problems": rows, "suite": suite})
+
+
+def problem(request: HttpRequest, suite: str, name: str) -> HttpResponse:
+    try:
+        p = problem_get(suite=suite_get(name=suite), name=name)
+    except NotFound as exc:
+        raise Http404(str(exc)) from None
+    return render(
+        request,
+        "web/problem.html",
+        {
+            "problem": p,
+            "files": problem_files(problem=p),
+            "hardware": _hardware_rows(p),
+            "sol": _sol_matrix(p),
+            "workloads": [_workload_row(w) for w in p.workloads],
+        },
+    )
+
+
+def _hardware_rows(p: Problem) -> list[dict[str, Any]]:
+    """One row per hardware class: its best entry (or none yet) and whether a node serves it."""
+    leaders, online = board_leaders(problem_id=p.pk), hardware_online()
+    return [
+        {"name": hw.name, "best": leaders.get(hw.name), "nodes": online.get(hw.name, 0)}
+        for hw in hardware_list()
+        if hw.name in p.sol_table or hw.name in leaders
+    ]
+
+
+def _sol_matrix(p: Problem) -> dict[str, Any]:
+    """Workload rows x hardware columns of SOL time (ms)."""
+    hardware = sorted(p.sol_table)
+    by_hw = {hw: {row["workload"]: row["time_ms"] for row in p.sol_table[hw]} for hw in hardware}
+    rows = [(w["id"], [_g(by_hw[hw].get(w["id"])) for hw in hardware]) for w in p.workloads]
+    return {"hardware": hardware, "rows": rows}
+
+
+def _workload_row(w: dict[str, Any]) -> dict[str, Any]:
+    axes = " ".join(f"{k}={v}" for k, v in w["axes"].items())
+    return {**w, "axes": axes, "gflop": _g(w["flops"] / 1e9), "mb": _g(w["bytes"] / 1e6)}
+
+
+def _g(value: float | None) -> str:
+    """Three significant digits ("–" for a missing figure)."""
+    return "–" if value is None else f"{value:.3g}"

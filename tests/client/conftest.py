@@ -48,9 +48,10 @@ def _handler(stub: Stub):  # type: ignore[no-untyped-def]
                 status, body, headers = 404, {"detail": f"no stub for {path}"}, {}
             else:
                 status, body, headers = queue[0] if len(queue) == 1 else queue.popleft()
-            data = json.dumps(body).encode() if body is not None else b""
+            raw_page = isinstance(body, bytes)  # an HTML page, as a proxy or Django sends
+            data = body if raw_page else json.dumps(body).encode() if body is not None else b""
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", "text/html" if raw_page else "application/json")
             self.send_header("Content-Length", str(len(data)))
             for k, v in headers.items():
                 self.send_header(k, v)

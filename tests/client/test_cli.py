@@ -128,3 +128,64 @@ def test_login_with_a_bad_token_stores_nothing(stub):
     stub.reply("GET", "/api/tokens/", 401, {"detail": "invalid or revoked API token"})
     assert main(["login", "--url", stub.url, "--token", "fu_bad"]) == 3
     assert not config_path().exists()
+
+
+@pytest.mark.parametrize(("verdict", "code"), [("INCORRECT", 5), ("REJECTED", 6)])
+def test_wait_exit_code_reflects_the_verdict(server, tmp_path, verdict, code):
+    server.reply("POST", "/api/submissions/", 201, submission_json())
+    server.reply("GET", "/api/submissions/7/", 200, submission_json(runs=[(11, "done")]))
+    server.reply("GET", "/api/runs/11/", 200, run_json(11, verdict=verdict))
+    args = ["submit", kernel_file(tmp_path), "--problem", "softmax", "--hw", "npu-sim-v1"]
+    assert main([*args, "--wait"]) == code
+
+
+def test_submit_prints_the_servers_warnings(server, tmp_path, capsys):
+    warning = "no node serves nvidia-b200 right now (this farm has no node for it)"
+    server.reply("POST", "/api/submissions/", 201, {**submission_json(), "warnings": [warning]})
+    args = ["submit", kernel_file(tmp_path), "--problem", "softmax", "--hw", "nvidia-b200"]
+    assert main(args) == 0
+    assert f"warning: {warning}" in capsys.readouterr().err.replace("\n", " ")
+
+
+def test_html_error_pages_become_one_line(server, tmp_path, capsys):
+    page = b"<!doctype html><html><head><title>Bad Request (400)</title></head><body>" + (
+        b"<p>x</p>" * 500
+    )
+    server.reply("POST", "/api/submissions/", 400, page)
+    args = ["submit", kernel_file(tmp_path), "--problem", "softmax", "--hw", "npu-sim-v1"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "error: HTTP 400 Bad Request: Bad Request (400)" in err and "<" not in err
+    server.routes.clear()
+    server.reply("POST", "/api/submissions/", 413, {"detail": "the request body is 50.0 MiB"})
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "error: the request body is 50.0 MiB" in err and "one source file" in err
+
+
+def test_login_without_a_terminal_says_which_flag(stub, capsys, monkeypatch):
+    import base64
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert main(["login", "--url", stub.url, "--username", "ada"]) == 2
+    assert "--password-stdin" in capsys.readouterr().err
+    assert main(["login", "--url", stub.url]) == 2
+    stub.reply("POST", "/api/tokens/", 201, {"key": "fu_new", "name": "cli"})
+    stub.reply("GET", "/api/tokens/", 200, [])
+    monkeypatch.setattr("sys.stdin", io.StringIO("s3cret\n"))
+    assert main(["login", "--url", stub.url, "--username", "ada", "--password-stdin"]) == 0
+    assert stub.requests[0]["auth"] == "Basic " + base64.b64encode(b"ada:s3cret").decode()
+
+
+def test_a_traceback_every_workload_raised_is_shown_once(server, capsys):
+    run = run_json(11, verdict="RUNTIME_ERROR")
+    trace = 'Traceback (most recent call last):\n  File "k.py", line 2\nValueError: boom\n'
+    run["result"]["document"]["reasons"] = [
+        {"code": "RUNTIME_ERROR", "detail": trace, "workload": w} for w in ("small", "big")
+    ]
+    server.reply("GET", "/api/submissions/7/", 200, submission_json(runs=[(11, "done")]))
+    server.reply("GET", "/api/runs/11/", 200, run)
+    assert main(["status", "7"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("ValueError: boom") == 1 and "RUNTIME_ERROR [small, big]:" in out

@@ -42,3 +42,16 @@ def test_xdg_location_without_farm_home(monkeypatch, tmp_path):
     monkeypatch.delenv("FARM_HOME")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     assert config_path() == tmp_path / "xdg" / "farm" / "config.json"
+
+
+def test_profiles_keep_the_main_config_and_local_is_the_fallback(monkeypatch):
+    local = config_write(url="http://127.0.0.1:8000", token="fu_local", profile="local")
+    assert local == config_path("local") and local.parent.name == "profiles"
+    assert config_load().token == "fu_local"  # no config.json: the local farm's profile
+    config_write(url="https://farm.example", token="fu_real")
+    assert config_load().token == "fu_real"  # a real login wins once it exists
+    assert config_load(profile="local").token == "fu_local"
+    monkeypatch.setenv("FARM_PROFILE", "local")
+    assert config_load().url == "http://127.0.0.1:8000"
+    with pytest.raises(FarmError, match="not a plain word"):
+        config_path("../etc")

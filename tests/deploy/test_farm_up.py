@@ -4,7 +4,8 @@
 First run: `--exit-after-board` on an empty var directory (migrate, suites, users, agents,
 submissions, scores, boards printed, everything stopped). Second run: the same command without
 it, on the same state: nothing is submitted again, the REST API and the pages show the ranked
-boards, the stored demo token works for `farm submit`, and Ctrl-C stops every process.
+boards, the demo token stored in the `local` profile works for `farm submit --profile local`
+while the user's own config.json stays as it was, and Ctrl-C stops every process.
 """
 
 from __future__ import annotations
@@ -92,9 +93,9 @@ def test_first_run_scores_the_examples_and_prints_the_boards(first_run, clone):
     assert "core-v1/softmax on npu-sim-v1" in out and "core-v1/rmsnorm on npu-sim-v1" in out
     assert "REJECTED" in out
     assert (clone / "farm" / "var" / "farm.sqlite3").is_file()  # the clone's var/, not ours
-    config = json.loads((clone / "home" / "config.json").read_text())
-    assert config["token"].startswith("fu_")
-    assert (clone / "home" / "config.json").stat().st_mode & 0o077 == 0
+    local = clone / "home" / "profiles" / "local.json"  # the user's config.json is not written
+    assert json.loads(local.read_text())["token"].startswith("fu_")
+    assert local.stat().st_mode & 0o077 == 0 and not (clone / "home" / "config.json").exists()
     assert not processes_in(clone / "farm"), "processes left behind"
     print(f"first run: {seconds:.0f} s")
 
@@ -103,6 +104,9 @@ def test_second_run_serves_the_boards_and_stops_on_ctrl_c(first_run, clone):
     assert first_run[0] == 0
     port = free_port()
     url = f"http://127.0.0.1:{port}"
+    own = clone / "home" / "config.json"  # a login to a real server: farm up leaves it alone
+    own.write_text('{"url": "https://farm.example", "token": "fu_real"}\n')
+    own.chmod(0o600)
     proc = farm(clone, "up", "--port", str(port))
     try:
         out = read_until(proc, "serving; press Ctrl-C", timeout_s=240)
@@ -110,8 +114,10 @@ def test_second_run_serves_the_boards_and_stops_on_ctrl_c(first_run, clone):
         check_submissions(url)
         check_pages(url)
         submit = farm(clone, "submit", str(REPO / "examples" / "vector_add_triton.py"),
-                      "--problem", "vector_add", "--hw", HW, "--mode", "test")  # fmt: skip
+                      "--problem", "vector_add", "--hw", HW, "--mode", "test",
+                      "--profile", "local")  # fmt: skip
         assert submit.wait(timeout=60) == 0, submit.stdout.read() if submit.stdout else ""
+        assert json.loads(own.read_text())["token"] == "fu_real"
     finally:
         proc.send_signal(signal.SIGINT)
         rest, _ = proc.communicate(timeout=90)

@@ -1,5 +1,6 @@
-"""A real browser (headless Chromium driven by selenium) against a live server: a board, a
-submission page, and a submission uploaded through the form that then appears."""
+"""A real browser (headless Chromium driven by selenium, cut off from the internet) against a live
+server: a board, a submission page, a submission uploaded through the form that then appears,
+the problem pages and the API docs."""
 
 from __future__ import annotations
 
@@ -43,6 +44,8 @@ def browser():
         "--disable-background-networking",
         "--disable-extensions",
         "--window-size=1280,1000",
+        # no internet: every page must work from this server alone (API docs included)
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
     ):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
@@ -107,3 +110,45 @@ def test_board_submission_and_upload(browser, live_server, local_storage, tmp_pa
     )
     browser.get(f"{live_server.url}/")
     assert "vector_add" in browser.page_source
+
+
+def test_problem_pages_and_api_docs(browser, live_server, local_storage):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from leaderboard.runs.models import Run
+
+    node, auditor = make_node("pages-node", [GPU]), make_node("pages-audit", [GPU])
+    body = submit(user_client(_user("bea")), private=False, hardware=[GPU])
+    finish(node, Run.objects.get(pk=body.json()["runs"][0]["id"]), auditor=auditor, score=0.5)
+
+    browser.get(f"{live_server.url}/")
+    browser.find_element(By.CSS_SELECTOR, "#start a").click()  # the home page leads there
+    WebDriverWait(browser, 10).until(ec.presence_of_element_located((By.ID, "problems")))
+    browser.find_element(By.LINK_TEXT, "vector_add").click()
+    WebDriverWait(browser, 10).until(ec.presence_of_element_located((By.ID, "signature")))
+    assert "def kernel(a, b):" in browser.find_element(By.ID, "starter-pytorch").text
+    assert "return a + b" in browser.find_element(By.ID, "reference").text
+    across = browser.find_element(By.ID, "across")
+    assert "bea" in across.text and "0.5000" in across.text
+    browser.find_element(By.CSS_SELECTOR, "#starter-triton summary").click()
+    assert "@triton.jit" in browser.find_element(By.ID, "starter-triton").text
+    across.find_element(By.LINK_TEXT, "board").click()
+    WebDriverWait(browser, 10).until(ec.presence_of_element_located((By.ID, "board")))
+    assert browser.find_elements(By.CSS_SELECTOR, "svg.roofline text.tick")
+
+    browser.get(f"{live_server.url}/api/docs/")  # Swagger UI from our static files
+    WebDriverWait(browser, 20).until(
+        ec.text_to_be_present_in_element((By.CSS_SELECTOR, ".swagger-ui .info"), "Kernel")
+    )
+    browser.get(f"{live_server.url}/api/redoc/")
+    WebDriverWait(browser, 20).until(
+        ec.text_to_be_present_in_element((By.TAG_NAME, "body"), "/api/problems/")
+    )
+
+
+def _user(name: str):  # type: ignore[no-untyped-def]
+    from django.contrib.auth.models import User
+
+    return User.objects.create_user(name, password=f"{name}-pw")

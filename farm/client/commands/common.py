@@ -20,12 +20,20 @@ HEADER_LINES = 40
 def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--url", help="server URL (default: FARM_URL, then the config file)")
     parser.add_argument("--token", help="API token (default: FARM_TOKEN, then the config file)")
+    parser.add_argument(
+        "--profile",
+        help="config profile, e.g. `local` for the farm `farm up` runs (default: FARM_PROFILE)",
+    )
 
 
 def make_client(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from farm.client import FarmClient
 
-    return FarmClient(getattr(args, "url", None), getattr(args, "token", None))
+    return FarmClient(
+        getattr(args, "url", None),
+        getattr(args, "token", None),
+        profile=getattr(args, "profile", None),
+    )
 
 
 def header_directives(source: str, *, filename: str = "the file") -> dict[str, str]:

@@ -2,9 +2,12 @@
 
 Flags stand in for, and override, `#!farm problem=... hw=... mode=...` lines at the top of the
 file. The file is sent unchanged, in any form the harness accepts (native `kernel`, KernelBench
-`ModelNew`, GPU MODE `custom_kernel`). Exit: 0 submitted (with --wait: every run finished,
-whatever the verdicts), 1 a run failed in the farm or the server is down, 2 bad input, 3
-refused (auth, quota), 4 --wait timed out.
+`ModelNew`, GPU MODE `custom_kernel`).
+
+Exit: 0 submitted (with --wait: every run PASSED), 1 a run failed in the farm or the server is
+down, 2 bad input, 3 refused (auth, quota), 4 --wait timed out; with --wait, 5 the kernel did not
+pass on some run (INCORRECT, COMPILE_ERROR, RUNTIME_ERROR, TIMEOUT) and 6 a run was REJECTED
+(the farm believes the kernel games the evaluation). An RL loop can branch on the code alone.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from farm.client.commands.common import (
 from farm.errors import FarmError
 
 DEFAULT_TIMEOUT_S = 3600.0
+EXIT_NOT_PASSED = 5
+EXIT_REJECTED = 6
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
         f"{', '.join(r.hardware for r in submission.runs)} ({submission.mode}), "
         f"runs {', '.join(str(i) for i in submission.run_ids)}"
     )
+    for warning in submission.warnings:
+        err.print(f"warning: {warning}", style="yellow", highlight=False)
     if not args.wait:
         err.print(f"follow it with `farm status {submission.id}`")
         if args.json:
@@ -71,7 +78,18 @@ def run(args: argparse.Namespace) -> int:
     show_results(runs)
     if args.json:
         write_json(args.json, {**submission.raw, "runs": [r.raw for r in runs]})
-    return 1 if any(r.state == "failed" for r in runs) else 0
+    return verdict_exit_code(runs)
+
+
+def verdict_exit_code(runs) -> int:  # type: ignore[no-untyped-def]
+    """1 when a run failed in the farm (no verdict to judge by), else 6 for any REJECTED run,
+    5 for any other verdict than PASSED, 0 when every run PASSED."""
+    if any(r.state == "failed" for r in runs):
+        return 1
+    verdicts = {r.verdict for r in runs}
+    if "REJECTED" in verdicts:
+        return EXIT_REJECTED
+    return EXIT_NOT_PASSED if verdicts - {"PASSED"} else 0
 
 
 def _fields(args: argparse.Namespace, source: str, filename: str) -> dict:
@@ -139,4 +157,4 @@ def show_results(runs) -> None:  # type: ignore[no-untyped-def]
     for r in runs:
         out.print(result_table(r))
         for line in run_footer(r):
-            out.print(line, highlight=False)
+            out.print(line, highlight=False, markup=False)  # tracebacks hold [brackets]

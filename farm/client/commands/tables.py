@@ -8,6 +8,7 @@ from rich.table import Table
 
 from farm.client.commands.common import fmt_ms, fmt_score
 from farm.client.types import Run
+from farm.result import reason_line, reasons_grouped
 
 VERDICT_STYLE = {"PASSED": "green", "INCORRECT": "red", "REJECTED": "bold red"}
 
@@ -62,7 +63,8 @@ def run_footer(run: Run) -> list[str]:
     lines = [f"verdict: {run.verdict or '-'}   SOL score: {fmt_score(run.sol_score)}"]
     reasons = list(run.result.reasons) if run.result else []
     reasons += run.server_reasons
-    lines += [f"  {r.code}: {r.detail}" for r in reasons]
+    triples = [(r.code, r.detail, r.workload) for r in reasons]
+    lines += [reason_line(*grouped, limit=4000) for grouped in reasons_grouped(triples)]
     if run.failure_code or run.failure_detail:
         lines.append(
             f"  farm failure {run.failure_code or ''}: {run.failure_detail or ''}".rstrip()

@@ -1,5 +1,6 @@
-// Live status of a submission page: poll the API until every run has finished, then reload
-// once so that results, findings and the source render server-side.
+// Live status of a submission page: poll the API until every run has finished, and reload each
+// time another run finishes, so that its results (and the "Across hardware" table) render
+// server-side as they come.
 (function () {
   const state = document.getElementById("state");
   if (!state || state.dataset.terminal === "1") return;
@@ -14,7 +15,8 @@
           const cell = document.querySelector(`tr[data-run="${run.id}"] .run-state`);
           if (cell) cell.textContent = run.state;
         }
-        if (body.runs.every((run) => terminal.has(run.state))) { location.reload(); return; }
+        const finished = body.runs.filter((run) => terminal.has(run.state)).length;
+        if (finished > Number(state.dataset.finished || 0)) { location.reload(); return; }
       }
     } catch (e) { /* the server is restarting: keep polling */ }
     setTimeout(poll, 2000);

@@ -1,0 +1,48 @@
+"""Problem pages (index and one problem: spec, workloads, tolerance, reference, starters, the
+best entry per hardware) and the warning for hardware that no node serves (API and web form)."""
+
+from __future__ import annotations
+
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from leaderboard.runs.models import Run
+from tests.leaderboard.lbkit import GPU, HW, SUITE, VECTOR_ADD, finish, make_node, submit
+
+
+def test_problem_pages_show_spec_starters_and_the_best_per_hardware(clients, local_storage):
+    index = Client().get("/problems/").content.decode()
+    assert f'href="/problems/{SUITE}/vector_add/"' in index
+    assert 'href="/problems/"' in Client().get("/").content.decode()  # the home page leads there
+    url = f"/problems/{SUITE}/vector_add/"
+    page = Client().get(url).content.decode()
+    assert 'id="signature"' in page and 'id="tolerance"' in page
+    assert "return a + b" in page  # the reference
+    assert 'id="starter-pytorch"' in page and "def kernel(a, b):" in page
+    assert 'id="starter-triton"' in page and "@triton.jit" in page
+    assert "no entry yet" in page and f"/boards/{SUITE}/vector_add/{GPU}/" in page
+    node, auditor = make_node("w", [GPU]), make_node("w2", [GPU])
+    body = submit(clients["owner"], private=False, hardware=[GPU]).json()
+    run = Run.objects.get(pk=body["runs"][0]["id"])
+    finish(node, run, auditor=auditor, score=0.625, time_ms=2.0)
+    page = Client().get(url).content.decode()
+    across = page[page.index('id="across"') : page.index('id="sol"')]
+    assert "owner" in across and "0.6250" in across
+    missing = Client().get(f"/problems/{SUITE}/vector_ad/")
+    assert missing.status_code == 404
+
+
+def test_submitting_for_hardware_no_node_serves_warns(clients, users, local_storage):
+    body = submit(clients["owner"], hardware=[HW, GPU]).json()
+    assert len(body["warnings"]) == 2 and "this farm has no node for it" in body["warnings"][0]
+    make_node("sim", [HW])
+    body = submit(clients["owner"], hardware=[HW, GPU], source=VECTOR_ADD + "\n").json()
+    assert [w.split(" ")[3] for w in body["warnings"]] == [GPU]
+    assert "Classes served now: npu-sim-v1" in body["warnings"][0]
+    browser = Client()
+    browser.force_login(users["owner"])
+    assert "no node online" in browser.get("/submit/").content.decode()
+    upload = SimpleUploadedFile("k.py", VECTOR_ADD.encode())
+    form = {"problem": f"{SUITE}/vector_add", "hardware": [GPU], "mode": "test", "file": upload}
+    page = browser.post("/submit/", form, follow=True).content.decode()
+    assert f"no node serves {GPU} right now" in page
