@@ -19,6 +19,12 @@ SCHEMA_FILE = Path(__file__).with_name("result.schema.json")
 
 
 class Verdict(StrEnum):
+    """The document's verdict: the worst of its workloads' statuses, and COMPILE_ERROR when the
+    submission's code could not be built, wherever the build failed (the import, a
+    cpp_extension build, a worker that died importing it, a Triton kernel at its first launch,
+    torch.compile at its first call); its workloads then carry status RUNTIME_ERROR or NOT_RUN
+    reasons under a COMPILE_ERROR reason."""
+
     PASSED = "PASSED"
     INCORRECT = "INCORRECT"
     COMPILE_ERROR = "COMPILE_ERROR"

@@ -290,6 +290,8 @@ class Evaluation:
             reply = replies.check(header, inputs=len(self.problem.inputs) or 1 << 10)
             self.doc["guard"]["findings"] += _tag(reply.findings, w.id)
             errors = self._verify(reply.failure, reply.inputs_modified, outputs, ref)
+            if reply.failure is not None and reply.failure.compile:
+                self.doc["verdict_override"] = "COMPILE_ERROR"  # a kernel built at first launch
             if errors:
                 break
             stats = self._last_stats

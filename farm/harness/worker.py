@@ -214,11 +214,28 @@ class Session:
         except SubmissionFailure:
             raise
         except BaseException as exc:
-            raise SubmissionFailure("RUNTIME_ERROR", _tb(exc)) from None
+            status = "COMPILE_ERROR" if _is_compile_error(exc) else "RUNTIME_ERROR"
+            raise SubmissionFailure(status, _tb(exc)) from None
         try:
             return runtime.as_output_list(result)
         except TypeError as exc:
             raise SubmissionFailure("INCORRECT", str(exc)) from None
+
+
+# Exceptions that mean the submission's kernel could not be built, whenever the build happens:
+# Triton compiles at a kernel's first launch, torch.compile (Inductor) at the first call, a
+# cpp_extension at import. The same failure is a COMPILE_ERROR whichever of them raised it.
+_COMPILE_ERRORS = {
+    ("triton.compiler.errors", "CompilationError"),
+    ("triton.compiler.errors", "CompileTimeAssertionFailure"),
+    ("triton.compiler.errors", "UnsupportedLanguageConstruct"),
+    ("torch._dynamo.exc", "BackendCompilerFailed"),
+    ("torch._inductor.exc", "InductorError"),
+}
+
+
+def _is_compile_error(exc: BaseException) -> bool:
+    return any((k.__module__, k.__name__) in _COMPILE_ERRORS for k in type(exc).__mro__)
 
 
 def _reference_call(reference, compiled: bool):  # type: ignore[no-untyped-def]

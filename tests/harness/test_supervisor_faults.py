@@ -72,6 +72,13 @@ def _codes(doc: dict) -> list[str]:
             "WORKER_ERROR",
         ),
         ({"load": {"reply": {"ok": False, "status": "PASSED"}}}, "RUNTIME_ERROR", "WORKER_ERROR"),
+        # a kernel that fails to build at its first launch (Triton, torch.compile) is the same
+        # failure as one that fails at import
+        (
+            {"check": {"reply": {"ok": False, "status": "COMPILE_ERROR", "detail": "x"}}},
+            "COMPILE_ERROR",
+            "COMPILE_ERROR",
+        ),
         (
             {"check": {"reply": {"ok": False, "status": "PASSED", "detail": "all good"}}},
             "RUNTIME_ERROR",
@@ -206,6 +213,21 @@ def test_a_forged_time_fails_the_trusted_wall_clock_without_baselines(scripted):
     )
     assert doc["verdict"] == "PASSED", (doc["guard"]["findings"], doc["workloads"][0]["timing"])
     assert doc["workloads"][0]["timing"]["harness_overhead_ms"] >= 0
+
+
+def test_kernel_build_failures_are_compile_errors_wherever_raised():
+    import ast
+
+    from triton.compiler.errors import CompilationError
+
+    from farm.harness.worker import _is_compile_error
+
+    class Late(CompilationError):  # a subclass, as Triton's own errors are
+        pass
+
+    assert _is_compile_error(CompilationError("src", ast.parse("x").body[0], "no such op"))
+    assert _is_compile_error(Late(None, ast.parse("x").body[0]))
+    assert not _is_compile_error(RuntimeError("CUDA error: an illegal memory access"))
 
 
 def test_an_honest_script_passes(scripted):
