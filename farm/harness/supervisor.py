@@ -96,10 +96,11 @@ class Evaluation:
             target,
         )
         self.source, self.source_path = source, source_path
-        self.base = (
-            seeds.secret_base() if mode == Mode.LEADERBOARD else (opts.seed or seeds.PUBLIC_BASE)
+        self.base, fresh = seeds.choose_base(
+            leaderboard=mode == Mode.LEADERBOARD, timed=mode != Mode.TEST, given=opts.seed
         )
         self.doc = report.new_document(suite, problem, mode, target, source, opts)
+        self.doc["seeds"]["fresh"] = fresh
         self.entries: dict[str, dict[str, Any]] = {}
         self.rng = random.SystemRandom()
         self._last_stats: dict[str, float] = {}

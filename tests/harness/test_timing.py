@@ -68,3 +68,17 @@ def test_secret_seed_is_removed_from_the_environment(monkeypatch):
 
     assert "FARM_SECRET_SEED" not in os.environ
     assert seeds.secret_base() != seeds.secret_base()  # random when unset
+
+
+def test_every_timed_evaluation_draws_a_fresh_base(monkeypatch):
+    monkeypatch.delenv("FARM_SECRET_SEED", raising=False)
+    one, fresh = seeds.choose_base(leaderboard=False, timed=True, given=None)
+    two, _ = seeds.choose_base(leaderboard=False, timed=True, given=None)
+    assert fresh and one != two  # a submission cannot precompute the calls to come
+    assert seeds.choose_base(leaderboard=False, timed=False, given=None) == (
+        seeds.PUBLIC_BASE,
+        False,
+    )  # a correctness run is reproducible as it is
+    assert seeds.choose_base(leaderboard=False, timed=True, given=7) == (7, False)
+    monkeypatch.setenv("FARM_SECRET_SEED", "hidden")
+    assert seeds.choose_base(leaderboard=True, timed=True, given=7) == ("hidden", True)
