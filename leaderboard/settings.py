@@ -66,6 +66,7 @@ MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "leaderboard.middleware.RejectNulMiddleware",
+    "leaderboard.nodes.reception.ReceptionMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -121,7 +122,7 @@ AWS_S3_REGION_NAME = env_str("AWS_S3_REGION_NAME", env_str("AWS_DEFAULT_REGION",
 FARM_S3_TIMEOUT_S = env_float("FARM_S3_TIMEOUT_S", 5.0, minimum=0.1)
 FARM_S3_ATTEMPTS = env_int("FARM_S3_ATTEMPTS", 3, minimum=1)
 FARM_S3_BACKOFF_S = env_float("FARM_S3_BACKOFF_S", 0.2, minimum=0.0)
-FARM_PRESIGN_EXPIRES_S = env_int("FARM_PRESIGN_EXPIRES_S", 3600, minimum=60)
+FARM_PRESIGN_EXPIRES_S = env_int("FARM_PRESIGN_EXPIRES_S", 900, minimum=60)
 
 # --- the farm's rules
 FARM_DEFAULT_SUITE = env_str("FARM_DEFAULT_SUITE", "core-v1")
@@ -130,6 +131,10 @@ FARM_MAX_BATCH = env_int("FARM_MAX_BATCH", 200, minimum=1)
 FARM_QUOTA_RUNS_PER_HOUR = env_int("FARM_QUOTA_RUNS_PER_HOUR", 120, minimum=0)
 FARM_NODE_DEAD_AFTER_S = env_int("FARM_NODE_DEAD_AFTER_S", 120, minimum=5)
 FARM_MAX_ATTEMPTS = env_int("FARM_MAX_ATTEMPTS", 3, minimum=1)
+# A pause longer than this (s) in the requests the web tier answers counts as an outage of the
+# server: heartbeats could not arrive, so no node is presumed dead until a full
+# FARM_NODE_DEAD_AFTER_S of reception has passed since (health probes keep a quiet farm counted).
+FARM_RECEPTION_GAP_S = env_float("FARM_RECEPTION_GAP_S", FARM_NODE_DEAD_AFTER_S / 2, minimum=1.0)
 # Celery beat intervals (s) of the upkeep tasks, and when a queued run's message counts as lost
 FARM_REAP_INTERVAL_S = env_float("FARM_REAP_INTERVAL_S", 30.0, minimum=1.0)
 FARM_RESEND_INTERVAL_S = env_float("FARM_RESEND_INTERVAL_S", 60.0, minimum=1.0)

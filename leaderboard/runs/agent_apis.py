@@ -16,6 +16,7 @@ from leaderboard.runs.services import (
     run_claim,
     run_failure_record,
     run_result_record,
+    run_source_for_claim,
     run_start,
 )
 
@@ -54,7 +55,9 @@ class AgentApi(APIView):
     permission_classes = [IsEnabledNode]
 
 
-def job(run: Run) -> dict:
+def job(run: Run, *, source: str | None) -> dict:
+    """The job a claim hands out; `source` as read before the claim (read now when the claim
+    was not foreseeable, e.g. a run queued between the read and the claim)."""
     submission = run.submission
     soft, hard = settings.FARM_TIME_LIMITS_S[run.mode]
     return {
@@ -67,7 +70,7 @@ def job(run: Run) -> dict:
         "mode": run.mode,
         "language": submission.language,
         "filename": submission.filename,
-        "source": source_text(source=submission.source),
+        "source": source if source is not None else source_text(source=submission.source),
         "source_sha256": submission.source_id,
         "time_limits": {"soft_s": soft, "hard_s": hard},
         "created_at": run.created_at.isoformat(),
@@ -86,9 +89,10 @@ class ClaimApi(AgentApi):
 
     @extend_schema(request=None, responses={200: JobOutput})
     def post(self, request, run_id: int):  # type: ignore[no-untyped-def]
+        text = run_source_for_claim(run_id=run_id, node=request.auth)
         run = run_claim(run_id=run_id, node=request.auth)
         run = Run.objects.select_related("submission__source", "problem").get(pk=run.pk)
-        return Response(job(run))
+        return Response(job(run, source=text))
 
 
 def _state(run: Run, duplicate: bool = False) -> dict:

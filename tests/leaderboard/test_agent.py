@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from unittest import mock
 
 import pytest
 import requests
@@ -20,6 +21,7 @@ from tests.leaderboard.lbkit import (
     finish,
     race,
     result_doc,
+    server_hearing_since,
     submit,
 )
 
@@ -118,18 +120,42 @@ def test_only_the_holder_reports(clients, node, other_node, local_storage):
     assert not Result.objects.filter(run=run).exists()
 
 
-def test_late_result_from_a_node_presumed_dead_is_refused(clients, node, other_node, local_storage):
-    run = queued_run(clients)
-    node.post(f"/api/agent/runs/{run.pk}/claim/")
-    node.post(f"/api/agent/runs/{run.pk}/start/", {"attempt": 1}, format="json")
+def presume_dead(node, run) -> None:
+    """The node's heartbeats and the run's claim are an hour old; the server heard all along."""
     long_ago = timezone.now() - timedelta(hours=1)
     Node.objects.filter(pk=node.node.pk).update(last_heartbeat=long_ago)
     Run.objects.filter(pk=run.pk).update(claimed_at=long_ago)
+    server_hearing_since(long_ago)
+
+
+def test_late_result_of_a_run_taken_back_counts_until_another_node_claims_it(
+    clients, node, other_node, local_storage
+):
+    run = queued_run(clients)
+    node.post(f"/api/agent/runs/{run.pk}/claim/")
+    node.post(f"/api/agent/runs/{run.pk}/start/", {"attempt": 1}, format="json")
+    presume_dead(node, run)
     assert runs_reap() == 1
     run.refresh_from_db()
     assert (run.state, run.node_id, run.failure_code) == ("queued", None, "LOST")
     late = {"attempt": 1, "result": result_doc(run)}
-    assert node.post(f"/api/agent/runs/{run.pk}/result/", late, format="json").status_code == 403
+    foreign = other_node.post(f"/api/agent/runs/{run.pk}/result/", late, format="json")
+    assert foreign.status_code == 403
+    r = node.post(f"/api/agent/runs/{run.pk}/result/", late, format="json")
+    assert r.status_code == 200 and r.json()["state"] == "done", r.content
+    run.refresh_from_db()
+    assert (run.attempt, run.node_id, run.failure_code) == (1, node.node.pk, "")
+    assert other_node.post(f"/api/agent/runs/{run.pk}/claim/").status_code == 409
+
+
+def test_late_result_after_another_node_claimed_is_refused(
+    clients, node, other_node, local_storage
+):
+    run = queued_run(clients)
+    node.post(f"/api/agent/runs/{run.pk}/claim/")
+    presume_dead(node, run)
+    assert runs_reap() == 1
+    late = {"attempt": 1, "result": result_doc(run)}
     ok = finish(other_node, run)
     assert ok.status_code == 200 and ok.json()["attempt"] == 2
     assert node.post(f"/api/agent/runs/{run.pk}/result/", late, format="json").status_code == 403
@@ -139,14 +165,30 @@ def test_late_result_from_a_node_presumed_dead_is_refused(clients, node, other_n
     assert hb["abandon"] == [run.pk]
 
 
+def test_no_node_is_presumed_dead_after_an_outage_of_the_server(clients, node, local_storage):
+    from leaderboard.nodes.reception import reception_note
+
+    run = queued_run(clients)
+    node.post(f"/api/agent/runs/{run.pk}/claim/")
+    presume_dead(node, run)
+    now = timezone.now()
+    reception_note(now=now - timedelta(minutes=10))
+    reception_note(now=now - timedelta(seconds=5))  # a pause of ~10 min: the server was down
+    assert runs_reap() == 0
+    for s in range(0, 181, 30):  # then a full window of hearing since the outage
+        reception_note(now=now + timedelta(seconds=s))
+    with mock.patch("django.utils.timezone.now", return_value=now + timedelta(minutes=3)):
+        assert runs_reap() == 1
+    run.refresh_from_db()
+    assert (run.state, run.attempt_node_id) == ("queued", node.node.pk)
+
+
 def test_lost_runs_fail_after_max_attempts(clients, node, local_storage, settings):
     settings.FARM_MAX_ATTEMPTS = 2
     run = queued_run(clients)
-    long_ago = timezone.now() - timedelta(hours=1)
     for expected in ("queued", "failed"):
         node.post(f"/api/agent/runs/{run.pk}/claim/")
-        Node.objects.filter(pk=node.node.pk).update(last_heartbeat=long_ago)
-        Run.objects.filter(pk=run.pk).update(claimed_at=long_ago)
+        presume_dead(node, run)
         runs_reap()
         run.refresh_from_db()
         assert run.state == expected
@@ -154,7 +196,7 @@ def test_lost_runs_fail_after_max_attempts(clients, node, local_storage, setting
     assert "gave up after 2 attempts" in run.failure_detail
 
 
-def test_failure_reports(clients, node, local_storage):
+def test_failure_reports(clients, node, other_node, local_storage):
     run = queued_run(clients)
     node.post(f"/api/agent/runs/{run.pk}/claim/")
     failure = {
@@ -172,6 +214,9 @@ def test_failure_reports(clients, node, local_storage):
     }
     r = node.post(f"/api/agent/runs/{run.pk}/result/", final, format="json")
     assert r.json()["state"] == "failed"
+    for outsider in (other_node,):
+        r = outsider.post(f"/api/agent/runs/{run.pk}/result/", final, format="json")
+        assert r.status_code == 403 and "never held by this node" in r.json()["detail"]
     both = {"attempt": 2, "failure": final["failure"], "result": result_doc(run)}
     assert node.post(f"/api/agent/runs/{run.pk}/result/", both, format="json").status_code == 400
 
