@@ -66,7 +66,6 @@ MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "leaderboard.middleware.RejectNulMiddleware",
-    "leaderboard.nodes.reception.ReceptionMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -131,9 +130,9 @@ FARM_MAX_BATCH = env_int("FARM_MAX_BATCH", 200, minimum=1)
 FARM_QUOTA_RUNS_PER_HOUR = env_int("FARM_QUOTA_RUNS_PER_HOUR", 120, minimum=0)
 FARM_NODE_DEAD_AFTER_S = env_int("FARM_NODE_DEAD_AFTER_S", 120, minimum=5)
 FARM_MAX_ATTEMPTS = env_int("FARM_MAX_ATTEMPTS", 3, minimum=1)
-# A pause longer than this (s) in the requests the web tier answers counts as an outage of the
-# server: heartbeats could not arrive, so no node is presumed dead until a full
-# FARM_NODE_DEAD_AFTER_S of reception has passed since (health probes keep a quiet farm counted).
+# A pause longer than this (s) in the heartbeats and health probes the web tier receives counts
+# as an outage of the server: no node is presumed dead until a full FARM_NODE_DEAD_AFTER_S of
+# reception has passed since (health probes keep a farm whose nodes all died counted).
 FARM_RECEPTION_GAP_S = env_float("FARM_RECEPTION_GAP_S", FARM_NODE_DEAD_AFTER_S / 2, minimum=1.0)
 # Celery beat intervals (s) of the upkeep tasks, and when a queued run's message counts as lost
 FARM_REAP_INTERVAL_S = env_float("FARM_REAP_INTERVAL_S", 30.0, minimum=1.0)
@@ -187,6 +186,8 @@ REST_FRAMEWORK = {
     ],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     "EXCEPTION_HANDLER": "leaderboard.api_errors.handle",
+    # leaderboard.accounts.throttles: token creation (Basic auth) and node enrolment, per address
+    "DEFAULT_THROTTLE_RATES": {"credentials": env_str("FARM_CREDENTIAL_RATE", "30/min")},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Kernel evaluation farm",

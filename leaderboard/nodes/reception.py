@@ -3,7 +3,7 @@
 A node is presumed dead when the server heard no heartbeat from it for FARM_NODE_DEAD_AFTER_S.
 That inference only holds while the server could hear: during a deploy, a database fail-over or
 any outage of the web tier, every node looks silent although every node is working. So the web
-tier notes when it answers requests (ReceptionMiddleware, at most once per RECEPTION_NOTE_S per
+tier notes when it receives heartbeats and health probes (at most once per RECEPTION_NOTE_S per
 process), and the reaper presumes nothing until the server has been receiving, without a pause
 longer than FARM_RECEPTION_GAP_S, for a whole dead-node window.
 """
@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import DatabaseError
 from django.db.models import Case, F, Value, When
-from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
 from leaderboard.nodes.models import Reception
@@ -48,17 +46,15 @@ def reception_dead_cutoff(*, now: datetime | None = None) -> datetime | None:
     return cutoff
 
 
-class ReceptionMiddleware:
-    """Notes every few seconds that this process answers requests (health probes included)."""
+_noted = float("-inf")
 
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-        self.noted = float("-inf")
 
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        response = self.get_response(request)
-        if time.monotonic() - self.noted >= RECEPTION_NOTE_S:
-            self.noted = time.monotonic()
-            with contextlib.suppress(DatabaseError):  # the outage is the database's
-                reception_note()
-        return response
+def reception_note_soon() -> None:
+    """reception_note at most once per RECEPTION_NOTE_S in this process (called on every
+    heartbeat and health probe); a database error is the outage itself and is not raised."""
+    global _noted
+    if time.monotonic() - _noted < RECEPTION_NOTE_S:
+        return
+    _noted = time.monotonic()
+    with contextlib.suppress(DatabaseError):
+        reception_note()

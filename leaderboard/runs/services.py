@@ -130,7 +130,8 @@ def run_claim(*, run_id: int, node: Node) -> Run:
     returns the run again (a retried request); everyone else gets RunConflict."""
     if node.draining:
         raise RunConflict("this node is draining: it may not claim new runs; requeue the job")
-    served = list(node.hardware.values_list("name", flat=True))
+    allowed = node.allowed_hardware.values("name")
+    served = list(node.hardware.filter(name__in=allowed).values_list("name", flat=True))
     # The audit check stays out of the UPDATE: a join there would turn it into a subquery, whose
     # rows PostgreSQL does not re-check after waiting for a concurrent claim's row lock.
     refused = audits.audit_claim_refused(run_id, node)

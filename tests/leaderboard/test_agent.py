@@ -49,6 +49,11 @@ def test_register_and_heartbeat(node):
     assert body["heartbeat_interval_s"] >= 1
     r = node.post("/api/agent/register/", {"hardware": ["npu-sim-v2"]}, format="json")
     assert r.status_code == 400 and "unknown hardware class 'npu-sim-v2'" in r.json()["detail"]
+    wider = node.post("/api/agent/register/", {"hardware": [HW, AMD]}, format="json")
+    assert (
+        wider.status_code == 403 and "an operator must allow amd-mi300x" in wider.json()["detail"]
+    )
+    assert sorted(h.name for h in node.node.hardware.all()) == [HW]
     hb = node.post("/api/agent/heartbeat/", {"current_runs": [12345]}, format="json")
     assert hb.status_code == 200
     assert hb.json()["abandon"] == [12345] and hb.json()["drain"] is False
@@ -371,6 +376,12 @@ def test_node_create_api_then_agent_uses_token(clients, local_storage):
     nodes = clients["anonymous"].get("/api/nodes/").json()
     assert [n["name"] for n in nodes] == ["gpu-7"]
     assert "token" not in nodes[0] and "token_hash" not in nodes[0]
+    agent.post("/api/agent/heartbeat/", {"devices": [{"name": "H100", "x": "y"}]}, format="json")
+    assert clients["anonymous"].get("/api/nodes/").json()[0]["devices"] == [{"index": 0}]
+    assert clients["admin"].get("/api/nodes/").json()[0]["devices"][0]["name"] == "H100"
+    flood = {"current_runs": list(range(1, 100_001)), "devices": [{"x": "y" * 70_000}]}
+    r = agent.post("/api/agent/heartbeat/", flood, format="json")
+    assert r.status_code == 400 and set(r.json()) == {"current_runs", "devices"}
 
 
 def test_enrolment_with_the_shared_secret(clients, settings, db):
@@ -382,3 +393,9 @@ def test_enrolment_with_the_shared_secret(clients, settings, db):
     assert agent.post("/api/agent/enroll/", body, format="json").status_code == 403
     r = agent.post("/api/agent/enroll/", body, format="json", HTTP_X_FARM_ENROLL="s3cret-enrol")
     assert r.status_code == 201 and r.json()["token"].startswith("fn_")
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"credentials": "3/min"},
+    }
+    codes = [agent.post("/api/agent/enroll/", body, format="json").status_code for _ in range(3)]
+    assert codes[-1] == 429  # guesses of the secret are counted per address, wrong ones too
