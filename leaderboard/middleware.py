@@ -1,10 +1,12 @@
-"""Refuse requests whose path or query string holds a NUL character: PostgreSQL cannot store or
-compare such strings, and no name in the farm contains one."""
+"""Requests refused before any view sees them: a NUL character in the path or query string
+(PostgreSQL cannot store or compare such strings, and no name in the farm contains one), and a
+body that is too large or of unknown length."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 
@@ -21,5 +23,34 @@ class RejectNulMiddleware:
         if any("\x00" in v for v in values):
             return JsonResponse(
                 {"detail": "the URL contains a NUL character; remove it"}, status=400
+            )
+        return self.get_response(request)
+
+
+class BoundedBodyMiddleware:
+    """Refuse a request body before any of it is read when it could pass
+    FARM_MAX_REQUEST_BYTES, whatever its content type: Django's own limit
+    (DATA_UPLOAD_MAX_MEMORY_SIZE) leaves out file parts, so a 1 GB multipart upload used to be
+    read whole. A chunked body (no Content-Length) cannot be bounded up front and WSGI would
+    hand it over as empty: it is refused too, asking for a length."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        limit = settings.FARM_MAX_REQUEST_BYTES
+        length = request.META.get("CONTENT_LENGTH") or ""
+        if "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower() and not length:
+            return JsonResponse(
+                {"detail": "chunked request bodies are not accepted; send a Content-Length"},
+                status=411,
+            )
+        if length and (not length.isdigit() or int(length) > limit):
+            return JsonResponse(
+                {
+                    "detail": f"the request body is over {limit} bytes "
+                    "(FARM_MAX_REQUEST_BYTES); send less"
+                },
+                status=413,
             )
         return self.get_response(request)

@@ -65,6 +65,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "leaderboard.middleware.BoundedBodyMiddleware",
     "leaderboard.middleware.RejectNulMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -111,7 +112,8 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
-DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("FARM_MAX_REQUEST_BYTES", 32 * 2**20, minimum=2**20)
+FARM_MAX_REQUEST_BYTES = env_int("FARM_MAX_REQUEST_BYTES", 32 * 2**20, minimum=2**20)
+DATA_UPLOAD_MAX_MEMORY_SIZE = FARM_MAX_REQUEST_BYTES  # all bodies: leaderboard.middleware
 
 # --- artifacts: S3 (through django-storages) when a bucket is named, the filesystem otherwise
 FARM_S3_BUCKET = env_str("FARM_S3_BUCKET", "")

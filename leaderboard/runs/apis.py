@@ -6,12 +6,12 @@ from django.http import HttpResponseRedirect
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import exceptions, serializers
-from rest_framework.pagination import CursorPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard.artifacts.models import Artifact
 from leaderboard.artifacts.services import artifact_download_url
+from leaderboard.pagination import IdCursorPagination, cursor_page
 from leaderboard.runs.models import Result, Run, WorkloadResult
 from leaderboard.submissions.selectors import runs_visible
 
@@ -140,8 +140,7 @@ def _is_owner(user, run: Run) -> bool:  # type: ignore[no-untyped-def]
     return bool(user.is_authenticated and (user.is_staff or user.pk == run.user_id))
 
 
-class RunPagination(CursorPagination):
-    ordering = "-id"
+class RunPagination(IdCursorPagination):
     page_size = 100
 
 
@@ -150,7 +149,7 @@ class RunListApi(APIView):
 
     @extend_schema(
         parameters=[OpenApiParameter(name, str) for name in FILTERS],
-        responses=RunListOutput(many=True),
+        responses=cursor_page("RunPage", RunListOutput(many=True)),
     )
     def get(self, request):  # type: ignore[no-untyped-def]
         qs = runs_visible(user=request.user)

@@ -12,12 +12,12 @@ from drf_spectacular.utils import (
     extend_schema_field,
 )
 from rest_framework import exceptions, serializers, status
-from rest_framework.pagination import CursorPagination
 from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard.artifacts.services import source_text
+from leaderboard.pagination import IdCursorPagination, cursor_page
 from leaderboard.parsers import StorableFormParser, StorableJSONParser, StorableMultiPartParser
 from leaderboard.runs.models import Run
 from leaderboard.submissions.models import Submission
@@ -196,8 +196,7 @@ def submission_status_json(request, submission_id: int) -> dict[str, Any] | None
     return {name: row[path] if path else computed[name] for name, path in paths.items()}
 
 
-class SubmissionPagination(CursorPagination):
-    ordering = "-id"
+class SubmissionPagination(IdCursorPagination):
     page_size = 50
 
 
@@ -231,7 +230,7 @@ class SubmissionListCreateApi(APIView):
     def throttled(self, request, wait):  # type: ignore[no-untyped-def]
         raise exceptions.Throttled(wait, detail=getattr(request, "quota_detail", None))
 
-    @extend_schema(responses=SubmissionOutput(many=True))
+    @extend_schema(responses=cursor_page("SubmissionPage", SubmissionOutput(many=True)))
     def get(self, request):  # type: ignore[no-untyped-def]
         paginator = SubmissionPagination()
         page = paginator.paginate_queryset(
