@@ -12,7 +12,6 @@ RetryableError before the claim escapes: the caller puts the message back in the
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import shutil
@@ -239,9 +238,9 @@ class JobRunner:
         timings: Timings,
     ) -> dict[str, tuple[bytes | Path, str]]:
         logs = document.get("logs", {}).get("worker_stderr", "")
+        # the result document is posted, not uploaded: what the server recorded is the record
         out: dict[str, tuple[bytes | Path, str]] = {
-            "result.json": (json.dumps(document, indent=1).encode(), "application/json"),
-            "worker.log": (str(logs).encode(), "text/plain"),
+            "worker.log": (str(logs).encode(), "text/plain")
         }
         if job["mode"] == "profile":
             t0 = time.monotonic()

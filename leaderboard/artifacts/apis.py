@@ -17,6 +17,7 @@ from leaderboard.artifacts.store import (
     UPLOAD_SALT,
     ArtifactStoreError,
     artifact_store,
+    attachment,
     signed_key,
 )
 
@@ -57,4 +58,7 @@ class SignedDownloadApi(APIView):
     def get(self, request, token: str):  # type: ignore[no-untyped-def]
         payload = _payload(token, DOWNLOAD_SALT)
         data = artifact_store().get(payload["k"])
-        return HttpResponse(data, content_type="application/octet-stream")
+        response = HttpResponse(data, content_type=payload.get("ct", "application/octet-stream"))
+        response["Content-Disposition"] = attachment(payload.get("f", "artifact"))
+        response["X-Content-Type-Options"] = "nosniff"
+        return response

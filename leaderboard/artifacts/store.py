@@ -51,7 +51,7 @@ class ArtifactStore(Protocol):
     def get(self, key: str) -> bytes: ...
     def exists(self, key: str) -> bool: ...
     def upload_url(self, key: str, *, content_type: str, base_url: str) -> str: ...
-    def download_url(self, key: str, *, base_url: str) -> str: ...
+    def download_url(self, key: str, *, base_url: str, filename: str, content_type: str) -> str: ...
 
 
 def _check_key(key: str) -> str:
@@ -149,8 +149,15 @@ class S3Store:
             )
         )
 
-    def download_url(self, key: str, *, base_url: str) -> str:
-        return str(self.storage.url(self._name(key), expire=settings.FARM_PRESIGN_EXPIRES_S))
+    def download_url(self, key: str, *, base_url: str, filename: str, content_type: str) -> str:
+        parameters = {
+            "ResponseContentDisposition": attachment(filename),
+            "ResponseContentType": content_type,
+        }
+        name = self._name(key)
+        return str(
+            self.storage.url(name, parameters=parameters, expire=settings.FARM_PRESIGN_EXPIRES_S)
+        )
 
 
 class LocalStore:
@@ -190,9 +197,14 @@ class LocalStore:
         token = signing.dumps({"k": key, "ct": content_type}, salt=UPLOAD_SALT)
         return f"{base_url.rstrip('/')}/api/agent/upload/{token}/"
 
-    def download_url(self, key: str, *, base_url: str) -> str:
-        token = signing.dumps({"k": key}, salt=DOWNLOAD_SALT)
+    def download_url(self, key: str, *, base_url: str, filename: str, content_type: str) -> str:
+        token = signing.dumps({"k": key, "f": filename, "ct": content_type}, salt=DOWNLOAD_SALT)
         return f"{base_url.rstrip('/')}/api/artifacts/{token}/"
+
+
+def attachment(filename: str) -> str:
+    """A Content-Disposition that makes browsers save the file, never render it."""
+    return f'attachment; filename="{filename}"'
 
 
 def signed_key(token: str, *, salt: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from leaderboard.nodes.authentication import IsNode, NodeTokenAuthentication
 from leaderboard.nodes.models import Node
 from leaderboard.nodes.selectors import node_list, node_status, queue_depth_by_hardware
 from leaderboard.nodes.services import node_create, node_enroll, node_heartbeat, node_register
-from leaderboard.runs.models import Run
+from leaderboard.runs.services import runs_resume_reported
 
 
 class NodeOutput(serializers.ModelSerializer):
@@ -248,11 +248,7 @@ class HeartbeatApi(APIView):
         node = node_heartbeat(
             node=request.auth, current_runs=current, devices=data.validated_data.get("devices")
         )
-        held = set(
-            Run.objects.filter(id__in=current, node=node, state__in=Run.ACTIVE).values_list(
-                "id", flat=True
-            )
-        )
+        held = set(runs_resume_reported(node=node, run_ids=current))
         return Response(
             {
                 "status": node_status(node=node),

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from django.conf import settings
 from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import exceptions, serializers
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from leaderboard.artifacts.services import artifact_upload_url, source_text
+from leaderboard.artifacts.services import ARTIFACT_TYPES, artifact_upload_url, source_text
 from leaderboard.nodes.authentication import IsEnabledNode, NodeTokenAuthentication
 from leaderboard.runs.models import Run
 from leaderboard.runs.services import (
-    RunForbidden,
+    run_check_upload,
     run_claim,
     run_failure_record,
     run_result_record,
@@ -170,10 +170,12 @@ class ArtifactUrlApi(AgentApi):
     """A URL to PUT one artifact of the held run to (nodes hold no storage credentials)."""
 
     class ArtifactUrlInput(AttemptInput):
-        name = serializers.CharField(
-            max_length=64, help_text="logs, result.json, profile.ncu-rep, ..."
+        name = serializers.ChoiceField(
+            choices=sorted(ARTIFACT_TYPES), help_text="the server gives each its content type"
         )
-        content_type = serializers.CharField(max_length=100, default="application/octet-stream")
+        content_type = serializers.CharField(
+            max_length=100, required=False, help_text="ignored: the server's type is in `headers`"
+        )
 
     @extend_schema(
         request=ArtifactUrlInput,
@@ -194,19 +196,8 @@ class ArtifactUrlApi(AgentApi):
         data = self.ArtifactUrlInput(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        run = Run.objects.filter(pk=run_id).first()
-        if run is None:
-            raise exceptions.NotFound(f"run {run_id} does not exist")
-        if run.node_id != request.auth.pk or run.attempt != v["attempt"]:
-            raise RunForbidden(f"run {run_id} (attempt {v['attempt']}) is not held by this node")
-        try:
-            body = artifact_upload_url(
-                run=run,
-                node=request.auth,
-                name=v["name"],
-                content_type=v["content_type"],
-                base_url=request.build_absolute_uri("/"),
-            )
-        except ValueError as exc:
-            raise exceptions.ValidationError({"name": [str(exc)]}) from None
+        run = run_check_upload(run_id=run_id, node=request.auth, attempt=v["attempt"])
+        body = artifact_upload_url(
+            run=run, node=request.auth, name=v["name"], base_url=request.build_absolute_uri("/")
+        )
         return Response(body)

@@ -239,6 +239,19 @@ def _late_result_welcome(run: Run, node: Node, attempt: int) -> bool:
     )
 
 
+def run_check_upload(*, run_id: int, node: Node, attempt: int) -> Run:
+    """The run, when the node may upload artifacts of `attempt` now: it holds the attempt and
+    no result is recorded yet (or its late result would be welcome). Raises RunForbidden /
+    RunConflict otherwise: an upload after the result could rewrite what was recorded."""
+    run = _get(run_id)
+    if _late_result_welcome(run, node, attempt):
+        return run
+    _check_holder(run, node, attempt)
+    if run.state not in Run.ACTIVE:
+        raise RunConflict(f"run {run_id} is {run.state}; its artifacts can no longer change")
+    return run
+
+
 def _check_holder(run: Run, node: Node, attempt: int) -> None:
     if run.node_id != node.pk:
         raise RunForbidden(
@@ -401,6 +414,21 @@ def run_mark_lost(*, run_id: int, node_id: int | None) -> bool:
         run = _get(run_id, lock=True)
         _release(run, code=LOST, detail="the node stopped heartbeating during the run", retry=True)
     return True
+
+
+def runs_resume_reported(*, node: Node, run_ids: list[int]) -> list[int]:
+    """Runs the node's heartbeat lists that were taken back from it as LOST and that no other
+    node has claimed since go back to it (running, same attempt): the node was alive, the
+    server had not heard it. Returns the ids of the runs it holds among `run_ids`."""
+    if run_ids:
+        Run.objects.filter(
+            id__in=run_ids, attempt_node=node, state=Run.State.QUEUED, failure_code=LOST
+        ).update(state=Run.State.RUNNING, node=node, failure_code="", failure_detail="")
+    return list(
+        Run.objects.filter(id__in=run_ids, node=node, state__in=Run.ACTIVE).values_list(
+            "id", flat=True
+        )
+    )
 
 
 def runs_reap() -> int:

@@ -20,6 +20,7 @@ from leaderboard.artifacts.services import source_text
 from leaderboard.pagination import IdCursorPagination, cursor_page
 from leaderboard.parsers import StorableFormParser, StorableJSONParser, StorableMultiPartParser
 from leaderboard.runs.models import Run
+from leaderboard.runs.redaction import failure_detail_redacted
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.selectors import (
     source_visible,
@@ -139,7 +140,13 @@ class SubmissionOutput(serializers.ModelSerializer):
 
     @extend_schema_field(RunSummary(many=True))
     def get_runs(self, obj: Submission) -> Any:
-        return RunSummary(self._runs(obj), many=True).data
+        runs = RunSummary(self._runs(obj), many=True).data
+        if not source_visible(submission=obj, user=self.context["request"].user):
+            for run in runs:
+                run["failure_detail"] = failure_detail_redacted(
+                    code=run["failure_code"], detail=run["failure_detail"]
+                )
+        return runs
 
     @extend_schema_field(OpenApiTypes.URI)
     def get_source_url(self, obj: Submission) -> str | None:
@@ -162,6 +169,16 @@ def _orm_paths(serializer: serializers.Serializer) -> dict[str, str | None]:
 def _status_paths() -> tuple[dict[str, str | None], dict[str, str]]:
     runs = {name: path for name, path in _orm_paths(RunSummary()).items() if path}
     return _orm_paths(SubmissionOutput()), runs
+
+
+def _run_summary(row: dict[str, Any], paths: dict[str, str], visible: bool) -> dict[str, Any]:
+    """One run of the status read; a node's failure detail follows the source's visibility."""
+    out = {name: row[path] for name, path in paths.items()}
+    if not visible:
+        out["failure_detail"] = failure_detail_redacted(
+            code=out["failure_code"], detail=out["failure_detail"]
+        )
+    return out
 
 
 def submission_status_json(request, submission_id: int) -> dict[str, Any] | None:  # type: ignore[no-untyped-def]
@@ -190,7 +207,7 @@ def submission_status_json(request, submission_id: int) -> dict[str, Any] | None
     url = reverse("api-submission-source", args=[submission_id])
     computed = {
         "state": submission_state_of(states={r["state"] for r in runs}),
-        "runs": [{name: r[path] for name, path in run_paths.items()} for r in runs],
+        "runs": [_run_summary(r, run_paths, visible) for r in runs],
         "source_url": request.build_absolute_uri(url) if visible else None,
     }
     return {name: row[path] if path else computed[name] for name, path in paths.items()}

@@ -153,6 +153,25 @@ def test_late_result_of_a_run_taken_back_counts_until_another_node_claims_it(
     assert other_node.post(f"/api/agent/runs/{run.pk}/claim/").status_code == 409
 
 
+def test_a_heartbeat_listing_a_run_taken_back_gives_it_back(
+    clients, node, other_node, local_storage
+):
+    run = queued_run(clients)
+    node.post(f"/api/agent/runs/{run.pk}/claim/")
+    presume_dead(node, run)
+    assert runs_reap() == 1
+    hb = node.post("/api/agent/heartbeat/", {"current_runs": [run.pk]}, format="json").json()
+    assert hb["abandon"] == []
+    run.refresh_from_db()
+    assert (run.state, run.node_id, run.attempt, run.failure_code) == (
+        "running",
+        node.node.pk,
+        1,
+        "",
+    )
+    assert other_node.post(f"/api/agent/runs/{run.pk}/claim/").status_code == 409
+
+
 def test_late_result_after_another_node_claimed_is_refused(
     clients, node, other_node, local_storage
 ):
@@ -273,18 +292,28 @@ def test_artifacts_through_presigned_s3_urls(clients, node, s3):
     assert r.status_code == 200, r.content
     up = r.json()
     assert up["method"] == "PUT" and "X-Amz-Signature" in up["url"]
+    assert up["headers"] == {"Content-Type": "text/plain; charset=utf-8"}  # the server's type
     put = requests.put(up["url"], data=b"hello log", headers=up["headers"], timeout=10)
     assert put.status_code == 200
-    assert finish(node, run).status_code == 200
+    for name in ("../x", "report.html"):
+        bad = node.post(
+            f"/api/agent/runs/{run.pk}/artifacts/", {"attempt": 1, "name": name}, format="json"
+        )
+        assert bad.status_code == 400
+    node.post(f"/api/agent/runs/{run.pk}/artifacts/", {"attempt": 1, "name": "worker.log"})
+    assert finish(node, run, artifacts=["logs"]).status_code == 200
     link = clients["owner"].get(f"/api/runs/{run.pk}/")
-    assert link.json()["artifacts"][0]["name"] == "logs"
+    assert [a["name"] for a in link.json()["artifacts"]] == ["logs"]  # worker.log never came
     redirect = clients["owner"].get(f"/api/runs/{run.pk}/artifacts/logs/")
     assert redirect.status_code == 302
-    assert requests.get(redirect["Location"], timeout=10).content == b"hello log"
-    bad = node.post(
-        f"/api/agent/runs/{run.pk}/artifacts/", {"attempt": 1, "name": "../x"}, format="json"
+    got = requests.get(redirect["Location"], timeout=10)
+    assert got.content == b"hello log"
+    assert got.headers["Content-Disposition"] == 'attachment; filename="logs"'
+    assert "X-Amz-Expires=900" in redirect["Location"]
+    after = node.post(
+        f"/api/agent/runs/{run.pk}/artifacts/", {"attempt": 1, "name": "logs"}, format="json"
     )
-    assert bad.status_code == 400
+    assert after.status_code == 409 and "can no longer change" in after.json()["detail"]
 
 
 def test_artifacts_through_signed_local_urls(clients, node, local_storage):
@@ -309,10 +338,11 @@ def test_artifacts_through_signed_local_urls(clients, node, local_storage):
         content_type="application/octet-stream",
     )
     assert forged.status_code == 403
+    assert finish(node, run, artifacts=["logs"]).status_code == 200
     redirect = clients["owner"].get(f"/api/runs/{run.pk}/artifacts/logs/")
-    assert (
-        anonymous.get(redirect["Location"].replace("http://testserver", "")).content == b"local log"
-    )
+    got = anonymous.get(redirect["Location"].replace("http://testserver", ""))
+    assert got.content == b"local log" and got["Content-Type"] == "text/plain; charset=utf-8"
+    assert got["Content-Disposition"] == 'attachment; filename="logs"'
 
 
 @pytest.mark.django_db(transaction=True)

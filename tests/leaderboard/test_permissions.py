@@ -69,7 +69,12 @@ MATRIX = [
     ("post", "/api/agent/runs/{run}/claim/", None, agent(200, 409)),
     ("post", "/api/agent/runs/{run}/start/", {"attempt": 1}, agent(200, 403)),
     ("post", "/api/agent/runs/{run}/artifacts/", {"attempt": 1, "name": "logs"}, agent(200, 403)),
-    ("post", "/api/agent/runs/{run}/result/", {"attempt": 1, "result": "{doc}"}, agent(200, 403)),
+    (
+        "post",
+        "/api/agent/runs/{run}/result/",
+        {"attempt": 1, "result": "{doc}", "artifacts": ["logs"]},
+        agent(200, 403),
+    ),
     (
         "get",
         "/api/runs/{run}/artifacts/logs/",
@@ -147,3 +152,48 @@ def test_permission_matrix(world):
     assert not failures, "\n".join(failures)
     run.refresh_from_db()
     assert run.state == "done" and run.node.name == "node"
+
+
+def test_text_that_may_quote_a_hidden_source_follows_the_source(clients, node, local_storage):
+    """A public submission on a board whose sources are not public: others see its scores and
+    verdicts, not tracebacks, guard details or logs (they may quote the source)."""
+    body = (
+        clients["owner"]
+        .post(
+            "/api/submissions/",
+            {
+                "problem": "vector_add",
+                "suite": SUITE,
+                "hardware": [HW],
+                "source": VECTOR_ADD,
+                "private": False,
+            },
+            format="json",
+        )
+        .json()
+    )
+    run = Run.objects.get(pk=body["runs"][0]["id"])
+    secret_line = "return a + b  # SECRET-TRICK"
+    doc = result_doc(run, verdict="RUNTIME_ERROR")
+    doc["reasons"] = [{"code": "RUNTIME_ERROR", "detail": f"Traceback: line 2: {secret_line}"}]
+    doc["workloads"][0]["errors"] = [{"code": "RUNTIME_ERROR", "detail": secret_line}]
+    doc["guard"]["findings"] = [
+        {"code": "CACHE", "severity": "flag", "detail": secret_line, "line": 2}
+    ]
+    doc["logs"] = {"worker_stderr": f"debug: {secret_line}"}
+    claim = node.post(f"/api/agent/runs/{run.pk}/claim/").json()
+    r = node.post(
+        f"/api/agent/runs/{run.pk}/result/",
+        {"attempt": claim["attempt"], "result": doc},
+        format="json",
+    )
+    assert r.status_code == 200, r.content
+    for reader in ("anonymous", "other"):
+        seen = clients[reader].get(f"/api/runs/{run.pk}/")
+        assert seen.status_code == 200 and "SECRET-TRICK" not in seen.content.decode()
+        assert seen.json()["result"]["document"]["verdict"] == "RUNTIME_ERROR"
+        page = clients[reader].get(f"/submissions/{body['id']}/")
+        assert page.status_code == 200 and "SECRET-TRICK" not in page.content.decode()
+        assert "RUNTIME_ERROR" in page.content.decode()
+    for reader in ("owner", "admin"):
+        assert "SECRET-TRICK" in clients[reader].get(f"/api/runs/{run.pk}/").content.decode()
