@@ -22,7 +22,7 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-from agents import phases, profiling
+from agents import phases, profiling, state
 from agents.client import ServerClient
 from agents.config import AgentConfig, time_limits
 from agents.devices import Slot
@@ -92,7 +92,9 @@ class JobRunner:
         self.suites = suites or SuiteCache(cfg.home / "suite-cache", client)
         node_dir = cfg.state_dir / _safe(cfg.node_name)
         self.state = SlotState(node_dir, slot.number)
+        self.state_dir = node_dir
         self.lock_dir = node_dir / "locks"
+        self.current_run: int | None = None
         self.timeout_errors: tuple[type[BaseException], ...] = ()  # the soft time limit's
         self._pool: Any = None
 
@@ -118,11 +120,31 @@ class JobRunner:
         lock = RunLock(self.lock_dir, run_id)
         if not lock.acquire():
             return Outcome("duplicate", run_id, detail="another slot of this node runs it")
+        self.current_run = run_id
         try:
             return self._run(run_id)
         finally:
+            self.current_run = None
             self.state.clear()
+            state.unmark_abandoned(self.state_dir, run_id)
             lock.release()
+
+    def stop_if_abandoned(self) -> None:
+        """Raise Cancelled in the running job when the agent marked its run abandoned (the
+        server gave it to another node): called from the slot's SIGUSR2 handler."""
+        run = self.current_run
+        if run is not None and state.is_abandoned(self.state_dir, run):
+            raise Cancelled(
+                "ABANDONED", f"run {run} is no longer this node's; stopped", retryable=False
+            )
+
+    def release_stale(self) -> list[int]:
+        """Release the run this slot's previous process left behind when it died (a new slot
+        process starts clean): the server requeues it at once."""
+        from agents.heartbeat import release_runs
+
+        mine = [c for c in state.live_and_dead(self.state_dir)[1] if c.slot == self.slot.number]
+        return release_runs(self.client, self.state_dir, mine, work_dir=self.cfg.home / "work")
 
     def _run(self, run_id: int) -> Outcome:
         started = time.monotonic()

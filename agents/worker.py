@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import sys
 import time
 from typing import Any
@@ -117,11 +118,17 @@ def _record(outcome: Any) -> None:
 
 @worker_process_init.connect
 def _warm(**_: Any) -> None:
-    """Import torch and the harness in the child before the first job arrives."""
+    """In a new slot child: release what a dead predecessor left, listen for the agent's stop
+    requests, and import torch and the harness before the first job arrives."""
     from agents.job import default_evaluate  # noqa: F401
     from farm.harness import supervisor  # noqa: F401
 
-    runner()
+    job_runner = runner()
+    signal.signal(signal.SIGUSR2, lambda _sig, _frame: job_runner.stop_if_abandoned())
+    try:
+        job_runner.release_stale()
+    except Exception as exc:  # never keep the slot from starting; the agent's beat retries
+        log.warning("could not release the previous process's run: %s", exc)
 
 
 def main(argv: list[str] | None = None) -> int:
