@@ -10,7 +10,15 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from leaderboard.env import env_bool, env_float, env_int, env_list, env_secret, env_str
+from leaderboard.env import (
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_secret,
+    env_str,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("FARM_VAR_DIR", str(BASE_DIR / "var"))).resolve()
@@ -151,6 +159,11 @@ FARM_BOARD_LIMIT = env_int("FARM_BOARD_LIMIT", 100, minimum=1)
 FARM_AUDIT = env_bool("FARM_AUDIT", True)
 FARM_AUDIT_SKIP_HARDWARE = env_list("FARM_AUDIT_SKIP_HARDWARE", [])
 FARM_AUDIT_TOLERANCE = env_float("FARM_AUDIT_TOLERANCE", 0.10, minimum=0.0)
+# A class with a single enabled node: "same-node" audits there (a fresh process and secret
+# seed), "wait" waits for a second node, "skip" shows results unaudited (leaderboard.runs.audits)
+FARM_AUDIT_SINGLE_NODE = env_choice(
+    "FARM_AUDIT_SINGLE_NODE", "same-node", ("same-node", "wait", "skip")
+)
 
 # --- Celery: a local SQLAlchemy broker needs no server; agents read queues hw.<class>
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", f"sqla+sqlite:///{VAR_DIR / 'broker.sqlite3'}")
