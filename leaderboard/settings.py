@@ -211,6 +211,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "leaderboard.schema.declare_error_responses",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "RunStateEnum": "leaderboard.runs.models.Run.State",
         "SubmissionModeEnum": "leaderboard.submissions.models.Submission.Mode",
