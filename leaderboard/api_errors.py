@@ -8,6 +8,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
+from leaderboard.artifacts.services import ArtifactClosed
 from leaderboard.artifacts.store import ArtifactStoreError
 from leaderboard.nodes.services import NodeError, NodeForbidden
 from leaderboard.runs.services import ResultInvalid, RunConflict, RunForbidden, RunNotFound
@@ -22,6 +23,7 @@ _STATUS = {
     RunConflict: status.HTTP_409_CONFLICT,
     ResultInvalid: status.HTTP_400_BAD_REQUEST,
     NodeForbidden: status.HTTP_403_FORBIDDEN,
+    ArtifactClosed: status.HTTP_409_CONFLICT,
     NodeError: status.HTTP_400_BAD_REQUEST,
 }
 

@@ -47,6 +47,7 @@ class SignedUploadApi(APIView):
     def put(self, request, token: str):  # type: ignore[no-untyped-def]
         payload = _payload(token, UPLOAD_SALT)
         artifact_put_signed(key=payload["k"], data=request.body, content_type=payload["ct"])
+        # (the key names the run and attempt: artifact_put_signed refuses once they are over)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -113,4 +113,21 @@ def artifact_download_url(*, artifact: Artifact, base_url: str) -> str:
 
 
 def artifact_put_signed(*, key: str, data: bytes, content_type: str) -> None:
+    """Store an upload to a signed local URL, while the attempt it belongs to is active: an
+    upload after the result is recorded could rewrite what the owner reads (ArtifactClosed)."""
+    artifact = Artifact.objects.filter(key=key).select_related("run").first()
+    if artifact is None or not artifact_open(artifact=artifact):
+        raise ArtifactClosed(
+            f"{key}: the run's attempt is over; its artifacts can no longer change"
+        )
     artifact_store().put(key, data, content_type=content_type)
+
+
+class ArtifactClosed(Exception):
+    """The attempt an artifact belongs to is over (its result is recorded, or it was taken)."""
+
+
+def artifact_open(*, artifact: Artifact) -> bool:
+    from leaderboard.runs.services import run_attempt_open
+
+    return run_attempt_open(run=artifact.run, attempt=artifact.attempt)

@@ -231,12 +231,19 @@ def _check_attempt_holder(run: Run, node: Node, attempt: int) -> None:
 def _late_result_welcome(run: Run, node: Node, attempt: int) -> bool:
     """A result from the holder of the latest attempt after the run was taken back as LOST
     (the server, not the node, was unreachable) is kept while no other node holds the run."""
+    return run.attempt_node_id == node.pk and run.attempt == attempt and _lost_unclaimed(run)
+
+
+def _lost_unclaimed(run: Run) -> bool:
     return (
-        (run.state == Run.State.QUEUED or (run.state == Run.State.FAILED and not run.audit_of_id))
-        and run.failure_code == LOST
-        and run.attempt_node_id == node.pk
-        and run.attempt == attempt
-    )
+        run.state == Run.State.QUEUED or (run.state == Run.State.FAILED and not run.audit_of_id)
+    ) and run.failure_code == LOST
+
+
+def run_attempt_open(*, run: Run, attempt: int) -> bool:
+    """What `attempt` produces (its result, its artifacts) may still arrive: it is the run's
+    latest attempt, and the run is active or was taken back as LOST and not claimed since."""
+    return run.attempt == attempt and (run.state in Run.ACTIVE or _lost_unclaimed(run))
 
 
 def run_check_upload(*, run_id: int, node: Node, attempt: int) -> Run:
