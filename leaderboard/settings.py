@@ -130,6 +130,7 @@ AWS_S3_ENDPOINT_URL = env_str("AWS_S3_ENDPOINT_URL", "") or None
 AWS_S3_REGION_NAME = env_str("AWS_S3_REGION_NAME", env_str("AWS_DEFAULT_REGION", "us-east-1"))
 FARM_S3_TIMEOUT_S = env_float("FARM_S3_TIMEOUT_S", 5.0, minimum=0.1)
 FARM_S3_ATTEMPTS = env_int("FARM_S3_ATTEMPTS", 3, minimum=1)
+FARM_S3_REQUEST_TIMEOUT_S = env_float("FARM_S3_REQUEST_TIMEOUT_S", 2.0, minimum=0.1)
 FARM_S3_BACKOFF_S = env_float("FARM_S3_BACKOFF_S", 0.2, minimum=0.0)
 FARM_PRESIGN_EXPIRES_S = env_int("FARM_PRESIGN_EXPIRES_S", 900, minimum=60)
 

@@ -114,6 +114,16 @@ def test_hung_s3_fails_within_the_timeouts(s3, silent_endpoint):
         assert time.monotonic() - start < 5
 
 
+def test_reads_on_a_request_try_once_with_the_short_timeout(s3, silent_endpoint):
+    with override_settings(
+        AWS_S3_ENDPOINT_URL=silent_endpoint, FARM_S3_TIMEOUT_S=30, FARM_S3_REQUEST_TIMEOUT_S=0.3
+    ):
+        start = time.monotonic()
+        with pytest.raises(ArtifactStoreError, match="after 1 attempts"):
+            artifact_store().get("probe/x")
+        assert time.monotonic() - start < 2  # a reader's web thread is not held for long
+
+
 def test_a_source_missing_from_storage_fails_its_run_once_and_is_restored_by_resubmitting(
     clients, s3, django_capture_on_commit_callbacks
 ):
