@@ -286,20 +286,32 @@ class JobRunner:
     def _upload(
         self, job: dict[str, Any], artifacts: dict[str, tuple[bytes | Path, str]], t: Timings
     ) -> list[str]:
-        """Upload each artifact; one that cannot be uploaded is left out (logged), never
-        holding up the result."""
+        """Upload each artifact, kept and retried like the result while storage or the server
+        is away (RESULT_PATIENCE_S in all); one refused for good is left out (logged)."""
         t0 = time.monotonic()
+        deadline = t0 + RESULT_PATIENCE_S
         names = []
         for name, (data, content_type) in artifacts.items():
             body = data.read_bytes() if isinstance(data, Path) else data
-            try:
-                target = self.client.artifact_url(job["run"], job["attempt"], name, content_type)
-                self.client.put_artifact(target, body)
-                names.append(name)
-            except ClaimLost:
-                raise
-            except (RetryableError, PermanentError) as exc:
-                log.warning("run %s: artifact %s not uploaded: %s", job["run"], name, exc)
+            while True:
+                try:
+                    target = self.client.artifact_url(
+                        job["run"], job["attempt"], name, content_type
+                    )
+                    self.client.put_artifact(target, body)
+                    names.append(name)
+                    break
+                except ClaimLost:
+                    raise
+                except RetryableError as exc:
+                    if time.monotonic() > deadline:
+                        log.warning("run %s: artifact %s not uploaded: %s", job["run"], name, exc)
+                        break
+                    log.warning("run %s: artifact %s kept, retrying: %s", job["run"], name, exc)
+                    time.sleep(2.0)
+                except PermanentError as exc:
+                    log.warning("run %s: artifact %s refused: %s", job["run"], name, exc)
+                    break
         t.upload = time.monotonic() - t0
         return names
 

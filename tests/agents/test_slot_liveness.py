@@ -94,3 +94,22 @@ def test_abandon_stops_the_job_that_runs_the_run(tmp_path):
         job_runner.current_run = 6
         state.mark_abandoned(job_runner.state_dir, 6)
         job_runner.stop_if_abandoned()
+
+
+def test_an_artifact_is_kept_and_retried_while_storage_is_away(tmp_path, monkeypatch):
+    from agents.errors import RetryableError
+
+    monkeypatch.setattr("agents.job.time.sleep", lambda s: None)
+    server = FakeServer()
+    failures = [RetryableError("storage away")] * 2
+    put = server.put_artifact
+
+    def flaky_put(target, data):  # type: ignore[no-untyped-def]
+        if failures:
+            raise failures.pop()
+        put(target, data)
+
+    server.put_artifact = flaky_put  # type: ignore[method-assign]
+    out = runner(tmp_path, server, fake_document).run(5)
+    assert out.status == "done"
+    assert [c for c in server.calls if c[0] == "result"] == [("result", 5, 2, ("worker.log",))]
