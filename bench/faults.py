@@ -112,7 +112,8 @@ def sql(database: str, query: str, *args: object) -> list[tuple]:
     import psycopg
 
     with psycopg.connect(f"{PG}/{database}", autocommit=True) as conn:
-        return conn.execute(query, args).fetchall()
+        cursor = conn.execute(query, args)
+        return cursor.fetchall() if cursor.description else []
 
 
 def wait_for(predicate, timeout: float, what: str):  # type: ignore[no-untyped-def]
