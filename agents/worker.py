@@ -31,6 +31,7 @@ from agents.errors import RetryableError
 log = logging.getLogger(__name__)
 TASK_NAME = "farm.agent.evaluate_run"
 REQUEUE_DELAY_S = 2.0  # wait before putting back a job whose claim could not reach the server
+CHILD_START_TIMEOUT_S = 120.0  # for a slot child to import torch and the harness
 
 
 def make_app(broker_url: str) -> Celery:
@@ -46,6 +47,9 @@ def make_app(broker_url: str) -> Celery:
         worker_hijack_root_logger=False,
         worker_send_task_events=False,
         task_create_missing_queues=True,
+        # A child imports torch and the harness before it reports up (seconds on a busy
+        # machine; Celery's default of 4 s killed every replacement child in a loop)
+        worker_proc_alive_timeout=CHILD_START_TIMEOUT_S,
     )
     app.task(name=TASK_NAME, bind=True)(evaluate_run)
     return app
