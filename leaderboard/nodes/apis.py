@@ -125,7 +125,9 @@ class Devices(serializers.ListField):
 
 
 class RegisterInput(serializers.Serializer):
-    hardware = serializers.ListField(child=serializers.CharField(max_length=50), allow_empty=False)
+    hardware = serializers.ListField(
+        child=serializers.CharField(max_length=50), allow_empty=False, max_length=MAX_DEVICES
+    )
     devices = Devices(default=list)
     agent_version = serializers.CharField(max_length=50, default="", allow_blank=True)
     hostname = serializers.CharField(max_length=200, default="", allow_blank=True)

@@ -132,7 +132,11 @@ class ResultInput(AttemptInput):
         required=False, help_text="instead of `result`: the run could not be evaluated"
     )
     artifacts = serializers.ListField(
-        child=serializers.CharField(max_length=64), required=False, default=list
+        child=serializers.CharField(max_length=64),
+        required=False,
+        default=list,
+        max_length=len(ARTIFACT_TYPES),
+        help_text="the artifacts uploaded for this attempt",
     )
 
     def validate(self, attrs):  # type: ignore[no-untyped-def]
