@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import platform
+import shutil
 import signal
 import threading
 from typing import Any
@@ -19,8 +20,8 @@ from agents import state
 from agents.client import ServerClient
 from agents.config import AgentConfig
 from agents.devices import Slot, plan_slots
-from agents.errors import AgentError, ClaimLost, ConfigError
-from agents.heartbeat import Heartbeat
+from agents.errors import ConfigError
+from agents.heartbeat import Heartbeat, release_runs
 from agents.slots import SlotSet
 
 log = logging.getLogger(__name__)
@@ -109,7 +110,9 @@ class Agent:
         if node_id is not None:
             slot_env["FARM_NODE_ID"] = str(node_id)
         self.slot_set = SlotSet(self.slots, slot_env)
-        self.heartbeat = Heartbeat(self.client, self.slots, self.state_dir)
+        self.heartbeat = Heartbeat(
+            self.client, self.slots, self.state_dir, work_dir=self.cfg.home / "work"
+        )
         self._signals()
         self.slot_set.start()
         return self._loop()
@@ -144,21 +147,14 @@ class Agent:
 
     def release_current(self) -> list[int]:
         """Give back every run a slot was holding (the server requeues them)."""
-        released = []
-        for current in state.current_runs(self.state_dir):
-            try:
-                self.client.failure(
-                    current.run,
-                    current.attempt,
-                    code="AGENT_CANCELLED",
-                    detail="the node's agent was stopped during the run; run it elsewhere",
-                    retryable=True,
-                )
-                released.append(current.run)
-            except ClaimLost:
-                pass
-            except AgentError as exc:
-                log.error("run %s not released (%s); the server's reaper will", current.run, exc)
+        released = release_runs(
+            self.client,
+            self.state_dir,
+            state.current_runs(self.state_dir),
+            code="AGENT_CANCELLED",
+            detail="the node's agent was stopped during the run; run it elsewhere",
+            work_dir=self.cfg.home / "work",
+        )
         state.clear_all(self.state_dir)
         return released
 
@@ -171,7 +167,11 @@ class Agent:
         signal.signal(signal.SIGINT, on_stop)
 
     def _metrics(self) -> None:
-        directory = self.cfg.home / "metrics" / str(os.getpid())
+        root = self.cfg.home / "metrics"
+        for old in root.glob("*"):  # those of agents that died before cleaning up
+            if old.name.isdigit() and not state.pid_alive(int(old.name)):
+                shutil.rmtree(old, ignore_errors=True)
+        directory = root / str(os.getpid())
         directory.mkdir(parents=True, exist_ok=True)
         for stale in directory.glob("*.db"):
             stale.unlink()

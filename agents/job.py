@@ -12,7 +12,6 @@ RetryableError before the claim escapes: the caller puts the message back in the
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import shutil
@@ -23,7 +22,7 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-from agents import phases, profiling
+from agents import phases, profiling, state
 from agents.client import ServerClient
 from agents.config import AgentConfig, time_limits
 from agents.devices import Slot
@@ -93,7 +92,9 @@ class JobRunner:
         self.suites = suites or SuiteCache(cfg.home / "suite-cache", client)
         node_dir = cfg.state_dir / _safe(cfg.node_name)
         self.state = SlotState(node_dir, slot.number)
+        self.state_dir = node_dir
         self.lock_dir = node_dir / "locks"
+        self.current_run: int | None = None
         self.timeout_errors: tuple[type[BaseException], ...] = ()  # the soft time limit's
         self._pool: Any = None
 
@@ -119,11 +120,31 @@ class JobRunner:
         lock = RunLock(self.lock_dir, run_id)
         if not lock.acquire():
             return Outcome("duplicate", run_id, detail="another slot of this node runs it")
+        self.current_run = run_id
         try:
             return self._run(run_id)
         finally:
+            self.current_run = None
             self.state.clear()
+            state.unmark_abandoned(self.state_dir, run_id)
             lock.release()
+
+    def stop_if_abandoned(self) -> None:
+        """Raise Cancelled in the running job when the agent marked its run abandoned (the
+        server gave it to another node): called from the slot's SIGUSR2 handler."""
+        run = self.current_run
+        if run is not None and state.is_abandoned(self.state_dir, run):
+            raise Cancelled(
+                "ABANDONED", f"run {run} is no longer this node's; stopped", retryable=False
+            )
+
+    def release_stale(self) -> list[int]:
+        """Release the run this slot's previous process left behind when it died (a new slot
+        process starts clean): the server requeues it at once."""
+        from agents.heartbeat import release_runs
+
+        mine = [c for c in state.live_and_dead(self.state_dir)[1] if c.slot == self.slot.number]
+        return release_runs(self.client, self.state_dir, mine, work_dir=self.cfg.home / "work")
 
     def _run(self, run_id: int) -> Outcome:
         started = time.monotonic()
@@ -239,9 +260,9 @@ class JobRunner:
         timings: Timings,
     ) -> dict[str, tuple[bytes | Path, str]]:
         logs = document.get("logs", {}).get("worker_stderr", "")
+        # the result document is posted, not uploaded: what the server recorded is the record
         out: dict[str, tuple[bytes | Path, str]] = {
-            "result.json": (json.dumps(document, indent=1).encode(), "application/json"),
-            "worker.log": (str(logs).encode(), "text/plain"),
+            "worker.log": (str(logs).encode(), "text/plain")
         }
         if job["mode"] == "profile":
             t0 = time.monotonic()
@@ -265,20 +286,32 @@ class JobRunner:
     def _upload(
         self, job: dict[str, Any], artifacts: dict[str, tuple[bytes | Path, str]], t: Timings
     ) -> list[str]:
-        """Upload each artifact; one that cannot be uploaded is left out (logged), never
-        holding up the result."""
+        """Upload each artifact, kept and retried like the result while storage or the server
+        is away (RESULT_PATIENCE_S in all); one refused for good is left out (logged)."""
         t0 = time.monotonic()
+        deadline = t0 + RESULT_PATIENCE_S
         names = []
         for name, (data, content_type) in artifacts.items():
             body = data.read_bytes() if isinstance(data, Path) else data
-            try:
-                target = self.client.artifact_url(job["run"], job["attempt"], name, content_type)
-                self.client.put_artifact(target, body)
-                names.append(name)
-            except ClaimLost:
-                raise
-            except (RetryableError, PermanentError) as exc:
-                log.warning("run %s: artifact %s not uploaded: %s", job["run"], name, exc)
+            while True:
+                try:
+                    target = self.client.artifact_url(
+                        job["run"], job["attempt"], name, content_type
+                    )
+                    self.client.put_artifact(target, body)
+                    names.append(name)
+                    break
+                except ClaimLost:
+                    raise
+                except RetryableError as exc:
+                    if time.monotonic() > deadline:
+                        log.warning("run %s: artifact %s not uploaded: %s", job["run"], name, exc)
+                        break
+                    log.warning("run %s: artifact %s kept, retrying: %s", job["run"], name, exc)
+                    time.sleep(2.0)
+                except PermanentError as exc:
+                    log.warning("run %s: artifact %s refused: %s", job["run"], name, exc)
+                    break
         t.upload = time.monotonic() - t0
         return names
 

@@ -2,8 +2,15 @@
 through small files under FARM_HOME/state/<node>/ (the heartbeat reports them; a cancelling
 agent releases them).
 
+A slot's current run is only as alive as the process that set it: a slot child killed by the
+OOM killer, Celery's hard time limit or kill -9 never clears its file, so `live_and_dead` tells
+the entries of live processes from those of dead ones (which the agent releases at once).
+
 `RunLock` keeps one run on one slot: a message the broker delivers twice (after a reconnect, a
 visibility timeout) must not start a second evaluation of a run this node already holds.
+
+An `abandon-<run>` marker asks the slot running that run to stop it: the server gave the run
+to another node (agents.daemon sends the slot SIGUSR2, agents.worker stops the job).
 """
 
 from __future__ import annotations
@@ -54,10 +61,56 @@ def current_runs(directory: Path) -> list[Current]:
     return out
 
 
-def clear_all(directory: Path) -> None:
-    for path in directory.glob("slot-*.json"):
-        with contextlib.suppress(FileNotFoundError):
+def live_and_dead(directory: Path) -> tuple[list[Current], list[Current]]:
+    """current_runs split by whether the process that set each entry still lives."""
+    live: list[Current] = []
+    dead: list[Current] = []
+    for current in current_runs(directory):
+        (live if pid_alive(current.pid) else dead).append(current)
+    return live, dead
+
+
+def pid_alive(pid: int) -> bool:
+    """True while a process with this id exists (a zombie counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc: the kill test is all there is
+    return status.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def forget(directory: Path, current: Current) -> None:
+    """Remove a slot's entry if it is still this one (a new job may have replaced it)."""
+    path = directory / f"slot-{current.slot}.json"
+    with contextlib.suppress(OSError, ValueError, TypeError):
+        if Current(**json.loads(path.read_text())) == current:
             path.unlink()
+
+
+def clear_all(directory: Path) -> None:
+    for pattern in ("slot-*.json", "abandon-*"):
+        for path in directory.glob(pattern):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+
+
+def mark_abandoned(directory: Path, run: int) -> None:
+    (directory / f"abandon-{run}").touch()
+
+
+def is_abandoned(directory: Path, run: int) -> bool:
+    return (directory / f"abandon-{run}").exists()
+
+
+def unmark_abandoned(directory: Path, run: int) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        (directory / f"abandon-{run}").unlink()
 
 
 class RunLock:

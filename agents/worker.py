@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import sys
 import time
 from typing import Any
@@ -30,6 +31,7 @@ from agents.errors import RetryableError
 log = logging.getLogger(__name__)
 TASK_NAME = "farm.agent.evaluate_run"
 REQUEUE_DELAY_S = 2.0  # wait before putting back a job whose claim could not reach the server
+CHILD_START_TIMEOUT_S = 120.0  # for a slot child to import torch and the harness
 
 
 def make_app(broker_url: str) -> Celery:
@@ -45,6 +47,9 @@ def make_app(broker_url: str) -> Celery:
         worker_hijack_root_logger=False,
         worker_send_task_events=False,
         task_create_missing_queues=True,
+        # A child imports torch and the harness before it reports up (seconds on a busy
+        # machine; Celery's default of 4 s killed every replacement child in a loop)
+        worker_proc_alive_timeout=CHILD_START_TIMEOUT_S,
     )
     app.task(name=TASK_NAME, bind=True)(evaluate_run)
     return app
@@ -117,11 +122,17 @@ def _record(outcome: Any) -> None:
 
 @worker_process_init.connect
 def _warm(**_: Any) -> None:
-    """Import torch and the harness in the child before the first job arrives."""
+    """In a new slot child: release what a dead predecessor left, listen for the agent's stop
+    requests, and import torch and the harness before the first job arrives."""
     from agents.job import default_evaluate  # noqa: F401
     from farm.harness import supervisor  # noqa: F401
 
-    runner()
+    job_runner = runner()
+    signal.signal(signal.SIGUSR2, lambda _sig, _frame: job_runner.stop_if_abandoned())
+    try:
+        job_runner.release_stale()
+    except Exception as exc:  # never keep the slot from starting; the agent's beat retries
+        log.warning("could not release the previous process's run: %s", exc)
 
 
 def main(argv: list[str] | None = None) -> int:

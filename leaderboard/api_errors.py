@@ -8,8 +8,9 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
+from leaderboard.artifacts.services import ArtifactClosed
 from leaderboard.artifacts.store import ArtifactStoreError
-from leaderboard.nodes.services import NodeError
+from leaderboard.nodes.services import NodeError, NodeForbidden
 from leaderboard.runs.services import ResultInvalid, RunConflict, RunForbidden, RunNotFound
 from leaderboard.submissions.services import QuotaExceeded
 from leaderboard.submissions.validation import SubmissionInvalid
@@ -21,6 +22,8 @@ _STATUS = {
     RunForbidden: status.HTTP_403_FORBIDDEN,
     RunConflict: status.HTTP_409_CONFLICT,
     ResultInvalid: status.HTTP_400_BAD_REQUEST,
+    NodeForbidden: status.HTTP_403_FORBIDDEN,
+    ArtifactClosed: status.HTTP_409_CONFLICT,
     NodeError: status.HTTP_400_BAD_REQUEST,
 }
 

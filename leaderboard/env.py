@@ -19,6 +19,13 @@ def env_str(name: str, default: str) -> str:
     return os.environ.get(name, default)
 
 
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    raw = os.environ.get(name, default).strip().lower()
+    if raw not in choices:
+        raise ImproperlyConfigured(f"{name}={raw!r}: must be one of {', '.join(choices)}")
+    return raw
+
+
 def env_bool(name: str, default: bool) -> bool:
     raw = os.environ.get(name)
     if raw is None:

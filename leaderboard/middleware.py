@@ -1,5 +1,6 @@
-"""Refuse requests whose path or query string holds a NUL character: PostgreSQL cannot store or
-compare such strings, and no name in the farm contains one."""
+"""Requests refused before any view sees them: a NUL character in the path or query string
+(PostgreSQL cannot store or compare such strings, and no name in the farm contains one), and a
+body that is too large or of unknown length."""
 
 from __future__ import annotations
 
@@ -26,24 +27,35 @@ class RejectNulMiddleware:
         return self.get_response(request)
 
 
-class RequestTooLargeMiddleware:
-    """Refuse a body over DATA_UPLOAD_MAX_MEMORY_SIZE (FARM_MAX_REQUEST_BYTES) with a 413 that
-    says so, before anything reads it: Django would otherwise answer a bare HTML 400 page."""
+class BoundedBodyMiddleware:
+    """Refuse a request body before any of it is read when it could pass the server's limit
+    (FARM_MAX_REQUEST_BYTES, or Django's DATA_UPLOAD_MAX_MEMORY_SIZE when lower), whatever its
+    content type: Django's own limit leaves out file parts, so a 1 GB multipart upload used to be
+    read whole, and its refusal was a bare HTML 400 page. The answer is a 413 that names the
+    limit (JSON under /api/, plain text elsewhere). A chunked body (no Content-Length) cannot be
+    bounded up front and WSGI would hand it over as empty: it is refused too, asking for a
+    length."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        try:
-            length = int(request.META.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            length = 0
-        if limit is None or length <= limit:
+        limit = min(
+            settings.FARM_MAX_REQUEST_BYTES,
+            settings.DATA_UPLOAD_MAX_MEMORY_SIZE or settings.FARM_MAX_REQUEST_BYTES,
+        )
+        length = request.META.get("CONTENT_LENGTH") or ""
+        if "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower() and not length:
+            return JsonResponse(
+                {"detail": "chunked request bodies are not accepted; send a Content-Length"},
+                status=411,
+            )
+        if not length or (length.isdigit() and int(length) <= limit):
             return self.get_response(request)
+        size = f"{int(length) / 2**20:.1f} MiB" if length.isdigit() else "of unknown size"
         detail = (
-            f"the request body is {length / 2**20:.1f} MiB, over this server's limit of "
-            f"{limit / 2**20:.1f} MiB (FARM_MAX_REQUEST_BYTES); a kernel source may be at most "
+            f"the request body is over {limit} bytes ({size}, over this server's limit of "
+            f"{limit / 2**20:.1f} MiB (FARM_MAX_REQUEST_BYTES)); a kernel source may be at most "
             f"{settings.FARM_MAX_SOURCE_BYTES // 1024} KiB: send the kernel file alone"
         )
         if request.path.startswith("/api/"):

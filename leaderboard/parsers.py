@@ -1,4 +1,5 @@
-"""Request parsing: JSON bodies whose strings PostgreSQL could not store are refused up front.
+"""Request parsing: JSON bodies whose strings PostgreSQL could not store, or nested deeper than
+MAX_JSON_DEPTH, are refused up front.
 
 PostgreSQL's text and jsonb types cannot hold NUL (\\u0000), and UTF-8 cannot encode unpaired
 surrogates; either would otherwise surface as a 500 from deep inside a query. A 400 that names the
@@ -7,6 +8,7 @@ problem is what the client needs.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from rest_framework.exceptions import ParseError
@@ -17,7 +19,12 @@ class StorableJSONParser(JSONParser):
     """JSONParser that rejects strings (keys too) with NUL or unpaired surrogate characters."""
 
     def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
-        data = super().parse(stream, media_type, parser_context)
+        try:
+            data = super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise ParseError(
+                f"JSON parse error: nested deeper than {MAX_JSON_DEPTH} levels; flatten it"
+            ) from None
         _refuse(first_unstorable(data))
         return data
 
@@ -46,21 +53,42 @@ def _refuse(bad: str | None) -> None:
         raise ParseError(f"{bad}; send plain UTF-8 text")
 
 
+MAX_JSON_DEPTH = 64  # nesting of arrays and objects; no document the farm reads comes close
+
+
 def first_unstorable(value: Any, path: str = "body") -> str | None:
-    """Where the first string holding a NUL or an unpaired surrogate is, or None."""
-    if isinstance(value, str):
-        return _describe(value, path)
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found = _describe(str(key), f"{path} key") or first_unstorable(item, f"{path}.{key}")
-            if found:
-                return found
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            found = first_unstorable(item, f"{path}[{i}]")
-            if found:
-                return found
+    """Where the first string holding a NUL or an unpaired surrogate is, or where the nesting
+    passes MAX_JSON_DEPTH; None when all is well."""
+    for text, where in _strings(value, path):
+        found = _too_deep(where) if text is None else _describe(text, where)
+        if found:
+            return found
     return None
+
+
+def _strings(value: Any, path: str) -> Iterator[tuple[str | None, str]]:
+    """Every string (keys too) with its path, depth first, walked with a stack (no recursion:
+    a deep body must not exhaust Python's stack); (None, path) where the nesting passes
+    MAX_JSON_DEPTH."""
+    stack: list[tuple[Any, str, int]] = [(value, path, 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        if isinstance(item, str):
+            yield item, where
+        elif isinstance(item, dict | list) and depth >= MAX_JSON_DEPTH:
+            yield None, where
+        elif isinstance(item, dict):
+            for key in item:
+                yield str(key), f"{where} key"
+            stack.extend((v, f"{where}.{k}", depth + 1) for k, v in reversed(item.items()))
+        elif isinstance(item, list):
+            stack.extend(
+                (v, f"{where}[{i}]", depth + 1) for i, v in reversed(list(enumerate(item)))
+            )
+
+
+def _too_deep(path: str) -> str:
+    return f"{path[:120]} is nested deeper than {MAX_JSON_DEPTH} levels"
 
 
 def _describe(text: str, path: str) -> str | None:

@@ -10,7 +10,15 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from leaderboard.env import env_bool, env_float, env_int, env_list, env_secret, env_str
+from leaderboard.env import (
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_secret,
+    env_str,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("FARM_VAR_DIR", str(BASE_DIR / "var"))).resolve()
@@ -66,8 +74,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "leaderboard.middleware.BoundedBodyMiddleware",
     "leaderboard.middleware.RejectNulMiddleware",
-    "leaderboard.middleware.RequestTooLargeMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -113,7 +121,8 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
-DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("FARM_MAX_REQUEST_BYTES", 32 * 2**20, minimum=2**20)
+FARM_MAX_REQUEST_BYTES = env_int("FARM_MAX_REQUEST_BYTES", 32 * 2**20, minimum=2**20)
+DATA_UPLOAD_MAX_MEMORY_SIZE = FARM_MAX_REQUEST_BYTES  # all bodies: leaderboard.middleware
 
 # --- artifacts: S3 (through django-storages) when a bucket is named, the filesystem otherwise
 FARM_S3_BUCKET = env_str("FARM_S3_BUCKET", "")
@@ -122,8 +131,9 @@ AWS_S3_ENDPOINT_URL = env_str("AWS_S3_ENDPOINT_URL", "") or None
 AWS_S3_REGION_NAME = env_str("AWS_S3_REGION_NAME", env_str("AWS_DEFAULT_REGION", "us-east-1"))
 FARM_S3_TIMEOUT_S = env_float("FARM_S3_TIMEOUT_S", 5.0, minimum=0.1)
 FARM_S3_ATTEMPTS = env_int("FARM_S3_ATTEMPTS", 3, minimum=1)
+FARM_S3_REQUEST_TIMEOUT_S = env_float("FARM_S3_REQUEST_TIMEOUT_S", 2.0, minimum=0.1)
 FARM_S3_BACKOFF_S = env_float("FARM_S3_BACKOFF_S", 0.2, minimum=0.0)
-FARM_PRESIGN_EXPIRES_S = env_int("FARM_PRESIGN_EXPIRES_S", 3600, minimum=60)
+FARM_PRESIGN_EXPIRES_S = env_int("FARM_PRESIGN_EXPIRES_S", 900, minimum=60)
 
 # --- the farm's rules
 FARM_DEFAULT_SUITE = env_str("FARM_DEFAULT_SUITE", "core-v1")
@@ -132,6 +142,10 @@ FARM_MAX_BATCH = env_int("FARM_MAX_BATCH", 200, minimum=1)
 FARM_QUOTA_RUNS_PER_HOUR = env_int("FARM_QUOTA_RUNS_PER_HOUR", 120, minimum=0)
 FARM_NODE_DEAD_AFTER_S = env_int("FARM_NODE_DEAD_AFTER_S", 120, minimum=5)
 FARM_MAX_ATTEMPTS = env_int("FARM_MAX_ATTEMPTS", 3, minimum=1)
+# A pause longer than this (s) in the heartbeats and health probes the web tier receives counts
+# as an outage of the server: no node is presumed dead until a full FARM_NODE_DEAD_AFTER_S of
+# reception has passed since (health probes keep a farm whose nodes all died counted).
+FARM_RECEPTION_GAP_S = env_float("FARM_RECEPTION_GAP_S", FARM_NODE_DEAD_AFTER_S / 2, minimum=1.0)
 # Celery beat intervals (s) of the upkeep tasks, and when a queued run's message counts as lost
 FARM_REAP_INTERVAL_S = env_float("FARM_REAP_INTERVAL_S", 30.0, minimum=1.0)
 FARM_RESEND_INTERVAL_S = env_float("FARM_RESEND_INTERVAL_S", 60.0, minimum=1.0)
@@ -147,6 +161,11 @@ FARM_BOARD_LIMIT = env_int("FARM_BOARD_LIMIT", 100, minimum=1)
 FARM_AUDIT = env_bool("FARM_AUDIT", True)
 FARM_AUDIT_SKIP_HARDWARE = env_list("FARM_AUDIT_SKIP_HARDWARE", [])
 FARM_AUDIT_TOLERANCE = env_float("FARM_AUDIT_TOLERANCE", 0.10, minimum=0.0)
+# A class with a single enabled node: "same-node" audits there (a fresh process and secret
+# seed), "wait" waits for a second node, "skip" shows results unaudited (leaderboard.runs.audits)
+FARM_AUDIT_SINGLE_NODE = env_choice(
+    "FARM_AUDIT_SINGLE_NODE", "same-node", ("same-node", "wait", "skip")
+)
 
 # --- Celery: a local SQLAlchemy broker needs no server; agents read queues hw.<class>
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", f"sqla+sqlite:///{VAR_DIR / 'broker.sqlite3'}")
@@ -184,6 +203,8 @@ REST_FRAMEWORK = {
     ],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     "EXCEPTION_HANDLER": "leaderboard.api_errors.handle",
+    # leaderboard.accounts.throttles: token creation (Basic auth) and node enrolment, per address
+    "DEFAULT_THROTTLE_RATES": {"credentials": env_str("FARM_CREDENTIAL_RATE", "30/min")},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Kernel evaluation farm",
@@ -197,6 +218,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "leaderboard.schema.declare_error_responses",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "RunStateEnum": "leaderboard.runs.models.Run.State",
         "SubmissionModeEnum": "leaderboard.submissions.models.Submission.Mode",

@@ -3,8 +3,11 @@ from django.contrib.auth import views as auth_views
 from django.http import JsonResponse
 from django.urls import include, path
 
+from leaderboard.nodes.reception import reception_note_soon
+
 
 def health(request):  # type: ignore[no-untyped-def]
+    reception_note_soon()  # probes count as reception (leaderboard.nodes.reception)
     return JsonResponse({"status": "ok"})
 
 

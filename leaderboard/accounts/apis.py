@@ -9,6 +9,7 @@ from leaderboard.accounts.authentication import ApiTokenAuthentication
 from leaderboard.accounts.models import ApiToken
 from leaderboard.accounts.selectors import api_token_list
 from leaderboard.accounts.services import api_token_create, api_token_revoke
+from leaderboard.accounts.throttles import ThrottledBeforeAuthentication
 
 
 class TokenOutput(serializers.ModelSerializer):
@@ -17,7 +18,7 @@ class TokenOutput(serializers.ModelSerializer):
         fields = ["id", "name", "key_hint", "created_at", "last_used_at"]
 
 
-class TokenListCreateApi(APIView):
+class TokenListCreateApi(ThrottledBeforeAuthentication, APIView):
     """Your API tokens. POST creates one; its `key` is shown only in that response.
     Basic auth (username + password) is accepted here so that a first token can be made."""
 
@@ -56,7 +57,7 @@ class TokenListCreateApi(APIView):
         )
 
 
-class TokenDeleteApi(APIView):
+class TokenDeleteApi(ThrottledBeforeAuthentication, APIView):
     authentication_classes = TokenListCreateApi.authentication_classes
 
     @extend_schema(responses={204: None})

@@ -17,6 +17,7 @@ from leaderboard.artifacts.store import (
     UPLOAD_SALT,
     ArtifactStoreError,
     artifact_store,
+    attachment,
     signed_key,
 )
 
@@ -46,6 +47,7 @@ class SignedUploadApi(APIView):
     def put(self, request, token: str):  # type: ignore[no-untyped-def]
         payload = _payload(token, UPLOAD_SALT)
         artifact_put_signed(key=payload["k"], data=request.body, content_type=payload["ct"])
+        # (the key names the run and attempt: artifact_put_signed refuses once they are over)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -57,4 +59,7 @@ class SignedDownloadApi(APIView):
     def get(self, request, token: str):  # type: ignore[no-untyped-def]
         payload = _payload(token, DOWNLOAD_SALT)
         data = artifact_store().get(payload["k"])
-        return HttpResponse(data, content_type="application/octet-stream")
+        response = HttpResponse(data, content_type=payload.get("ct", "application/octet-stream"))
+        response["Content-Disposition"] = attachment(payload.get("f", "artifact"))
+        response["X-Content-Type-Options"] = "nosniff"
+        return response

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import re
 
 from django.utils import timezone
 
@@ -12,7 +11,16 @@ from leaderboard.artifacts.store import ArtifactStoreError, artifact_store
 from leaderboard.submissions.models import Source
 
 log = logging.getLogger(__name__)
-ARTIFACT_NAME = re.compile(r"^[a-z0-9][a-z0-9_.\-]{0,63}$")
+# The artifacts a node may upload, by name, with the content type the server gives each: a node
+# chooses neither the key nor the type (a text/html "log" served from the storage origin would
+# be a page of the attacker's). The result document itself is posted, never uploaded.
+ARTIFACT_TYPES = {
+    "logs": "text/plain; charset=utf-8",
+    "worker.log": "text/plain; charset=utf-8",
+    "profile.ncu-rep": "application/octet-stream",
+    "profile.rocprof.json": "application/json",
+    "profile.rocprof.csv": "text/csv; charset=utf-8",
+}
 
 
 def source_store(*, sha256: str, attempts: int | None = None) -> bool:
@@ -73,12 +81,12 @@ def sources_store_pending(*, limit: int = 100) -> int:
     return stored
 
 
-def artifact_upload_url(*, run, node, name: str, content_type: str, base_url: str) -> dict:  # type: ignore[no-untyped-def]
-    """A URL the node PUTs the artifact to (presigned S3, or the server's signed endpoint)."""
-    if not ARTIFACT_NAME.match(name):
-        raise ValueError(
-            f"artifact name {name!r}: use 1-64 of a-z 0-9 _ . - (e.g. 'logs', 'profile.ncu-rep')"
-        )
+def artifact_upload_url(*, run, node, name: str, base_url: str) -> dict:  # type: ignore[no-untyped-def]
+    """A URL the node PUTs the artifact to (presigned S3, or the server's signed endpoint), for
+    a name of ARTIFACT_TYPES, with the server's content type; ValueError for another name."""
+    content_type = ARTIFACT_TYPES.get(name)
+    if content_type is None:
+        raise ValueError(f"artifact name {name!r}: use one of {', '.join(sorted(ARTIFACT_TYPES))}")
     key = f"runs/{run.pk}/{run.attempt}/{name}"
     Artifact.objects.update_or_create(
         run=run, attempt=run.attempt, name=name, defaults={"key": key, "content_type": content_type}
@@ -98,8 +106,28 @@ def artifacts_mark_reported(*, run, names: list[str]) -> None:  # type: ignore[n
 
 
 def artifact_download_url(*, artifact: Artifact, base_url: str) -> str:
-    return artifact_store().download_url(artifact.key, base_url=base_url)
+    """A short-lived URL that downloads the artifact as an attachment of its recorded type."""
+    return artifact_store().download_url(
+        artifact.key, base_url=base_url, filename=artifact.name, content_type=artifact.content_type
+    )
 
 
 def artifact_put_signed(*, key: str, data: bytes, content_type: str) -> None:
+    """Store an upload to a signed local URL, while the attempt it belongs to is active: an
+    upload after the result is recorded could rewrite what the owner reads (ArtifactClosed)."""
+    artifact = Artifact.objects.filter(key=key).select_related("run").first()
+    if artifact is None or not artifact_open(artifact=artifact):
+        raise ArtifactClosed(
+            f"{key}: the run's attempt is over; its artifacts can no longer change"
+        )
     artifact_store().put(key, data, content_type=content_type)
+
+
+class ArtifactClosed(Exception):
+    """The attempt an artifact belongs to is over (its result is recorded, or it was taken)."""
+
+
+def artifact_open(*, artifact: Artifact) -> bool:
+    from leaderboard.runs.services import run_attempt_open
+
+    return run_attempt_open(run=artifact.run, attempt=artifact.attempt)

@@ -1,10 +1,13 @@
 """Artifact storage: S3 through django-storages when FARM_S3_BUCKET is set, else the local
 filesystem under MEDIA_ROOT. This module is the only one that touches boto3/botocore.
 
-The store is created on first use. S3 calls have explicit connect/read timeouts and are retried
-with exponential backoff (FARM_S3_ATTEMPTS, FARM_S3_BACKOFF_S); every failure surfaces as one
-domain exception, ArtifactStoreError. Nodes never hold S3 credentials: they get presigned URLs
-(S3) or signed URLs to the server's own upload endpoint (local storage).
+The store is created on first use. Writes (from Celery tasks) have explicit connect/read timeouts
+and are retried with exponential backoff (FARM_S3_TIMEOUT_S, FARM_S3_ATTEMPTS, FARM_S3_BACKOFF_S).
+Reads serve a request (a source for a claim or a reader) and hold a web thread while they wait:
+they get one try with a short timeout (FARM_S3_REQUEST_TIMEOUT_S) and fail fast with a 503 the
+caller retries. Every failure surfaces as one domain exception, ArtifactStoreError. Nodes never
+hold S3 credentials: they get presigned URLs (S3) or signed URLs to the server's own upload
+endpoint (local storage).
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ class ArtifactStore(Protocol):
     def get(self, key: str) -> bytes: ...
     def exists(self, key: str) -> bool: ...
     def upload_url(self, key: str, *, content_type: str, base_url: str) -> str: ...
-    def download_url(self, key: str, *, base_url: str) -> str: ...
+    def download_url(self, key: str, *, base_url: str, filename: str, content_type: str) -> str: ...
 
 
 def _check_key(key: str) -> str:
@@ -67,22 +70,26 @@ class S3Store:
         from botocore.config import Config
         from storages.backends.s3 import S3Storage
 
-        timeout = settings.FARM_S3_TIMEOUT_S
         self.prefix = settings.FARM_S3_PREFIX.strip("/")
-        self.storage = S3Storage(
-            bucket_name=settings.FARM_S3_BUCKET,
-            endpoint_url=settings.AWS_S3_ENDPOINT_URL,
-            region_name=settings.AWS_S3_REGION_NAME,
-            file_overwrite=True,
-            default_acl=None,
-            querystring_expire=settings.FARM_PRESIGN_EXPIRES_S,
-            client_config=Config(
-                connect_timeout=timeout,
-                read_timeout=timeout,
-                retries={"total_max_attempts": 1, "mode": "standard"},
-                signature_version="s3v4",
-            ),
-        )
+
+        def storage(timeout: float) -> S3Storage:
+            return S3Storage(
+                bucket_name=settings.FARM_S3_BUCKET,
+                endpoint_url=settings.AWS_S3_ENDPOINT_URL,
+                region_name=settings.AWS_S3_REGION_NAME,
+                file_overwrite=True,
+                default_acl=None,
+                querystring_expire=settings.FARM_PRESIGN_EXPIRES_S,
+                client_config=Config(
+                    connect_timeout=timeout,
+                    read_timeout=timeout,
+                    retries={"total_max_attempts": 1, "mode": "standard"},
+                    signature_version="s3v4",
+                ),
+            )
+
+        self.storage = storage(settings.FARM_S3_TIMEOUT_S)
+        self.reader = storage(settings.FARM_S3_REQUEST_TIMEOUT_S)
 
     def _name(self, key: str) -> str:
         key = _check_key(key)
@@ -126,12 +133,12 @@ class S3Store:
         name = self._name(key)
 
         def download() -> bytes:
-            obj = self.storage.bucket.meta.client.get_object(
-                Bucket=self.storage.bucket_name, Key=name
+            obj = self.reader.bucket.meta.client.get_object(
+                Bucket=self.reader.bucket_name, Key=name
             )
             return bytes(obj["Body"].read())
 
-        return self._call(f"reading {key}", download)
+        return self._call(f"reading {key}", download, attempts=1)
 
     def exists(self, key: str) -> bool:
         return self._call(f"checking {key}", lambda: bool(self.storage.exists(self._name(key))))
@@ -149,8 +156,15 @@ class S3Store:
             )
         )
 
-    def download_url(self, key: str, *, base_url: str) -> str:
-        return str(self.storage.url(self._name(key), expire=settings.FARM_PRESIGN_EXPIRES_S))
+    def download_url(self, key: str, *, base_url: str, filename: str, content_type: str) -> str:
+        parameters = {
+            "ResponseContentDisposition": attachment(filename),
+            "ResponseContentType": content_type,
+        }
+        name = self._name(key)
+        return str(
+            self.storage.url(name, parameters=parameters, expire=settings.FARM_PRESIGN_EXPIRES_S)
+        )
 
 
 class LocalStore:
@@ -190,9 +204,14 @@ class LocalStore:
         token = signing.dumps({"k": key, "ct": content_type}, salt=UPLOAD_SALT)
         return f"{base_url.rstrip('/')}/api/agent/upload/{token}/"
 
-    def download_url(self, key: str, *, base_url: str) -> str:
-        token = signing.dumps({"k": key}, salt=DOWNLOAD_SALT)
+    def download_url(self, key: str, *, base_url: str, filename: str, content_type: str) -> str:
+        token = signing.dumps({"k": key, "f": filename, "ct": content_type}, salt=DOWNLOAD_SALT)
         return f"{base_url.rstrip('/')}/api/artifacts/{token}/"
+
+
+def attachment(filename: str) -> str:
+    """A Content-Disposition that makes browsers save the file, never render it."""
+    return f'attachment; filename="{filename}"'
 
 
 def signed_key(token: str, *, salt: str) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import hmac
+import json
 from typing import Any
 
 from django.conf import settings
@@ -12,11 +13,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from farm.queues import hardware_queue, node_queue
+from leaderboard.accounts.throttles import ThrottledBeforeAuthentication
 from leaderboard.nodes.authentication import IsNode, NodeTokenAuthentication
 from leaderboard.nodes.models import Node
 from leaderboard.nodes.selectors import node_list, node_status, queue_depth_by_hardware
 from leaderboard.nodes.services import node_create, node_enroll, node_heartbeat, node_register
-from leaderboard.runs.models import Run
+from leaderboard.runs.services import runs_resume_reported
 
 
 class NodeOutput(serializers.ModelSerializer):
@@ -40,6 +42,14 @@ class NodeOutput(serializers.ModelSerializer):
             "current_runs",
             "queue_depth",
         ]
+
+    def to_representation(self, node: Node) -> dict[str, Any]:
+        """What agents report about their machines (free-form JSON) is for operators only:
+        others see how many devices there are."""
+        data = super().to_representation(node)
+        if not self.context.get("staff"):
+            data["devices"] = [{"index": i} for i in range(len(node.devices or []))]
+        return dict(data)
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_hardware(self, node: Node) -> list[str]:
@@ -70,7 +80,7 @@ class NodeListCreateApi(APIView):
 
     @extend_schema(responses=NodeOutput(many=True))
     def get(self, request):  # type: ignore[no-untyped-def]
-        context = {"depth": queue_depth_by_hardware()}
+        context = {"depth": queue_depth_by_hardware(), "staff": request.user.is_staff}
         return Response(NodeOutput(node_list(), many=True, context=context).data)
 
     @extend_schema(
@@ -95,9 +105,30 @@ class NodeListCreateApi(APIView):
         )
 
 
+MAX_DEVICES = 64  # devices of one node, and so runs it holds at once
+MAX_DEVICES_JSON_BYTES = 64 * 1024
+
+
+class Devices(serializers.ListField):
+    """The devices an agent found: at most MAX_DEVICES objects, MAX_DEVICES_JSON_BYTES in all."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(child=serializers.DictField(), max_length=MAX_DEVICES, **kwargs)
+
+    def to_internal_value(self, data: Any) -> list[Any]:
+        value = super().to_internal_value(data)
+        if len(json.dumps(value)) > MAX_DEVICES_JSON_BYTES:
+            raise serializers.ValidationError(
+                f"the devices list is over {MAX_DEVICES_JSON_BYTES} bytes of JSON; send less"
+            )
+        return list(value)
+
+
 class RegisterInput(serializers.Serializer):
-    hardware = serializers.ListField(child=serializers.CharField(max_length=50), allow_empty=False)
-    devices = serializers.ListField(child=serializers.JSONField(), default=list)
+    hardware = serializers.ListField(
+        child=serializers.CharField(max_length=50), allow_empty=False, max_length=MAX_DEVICES
+    )
+    devices = Devices(default=list)
     agent_version = serializers.CharField(max_length=50, default="", allow_blank=True)
     hostname = serializers.CharField(max_length=200, default="", allow_blank=True)
 
@@ -144,7 +175,7 @@ class RegisterApi(APIView):
         return Response(_registration(node))
 
 
-class EnrollApi(APIView):
+class EnrollApi(ThrottledBeforeAuthentication, APIView):
     """With the operator's enrolment secret (FARM_NODE_ENROLL_TOKEN, in the X-Farm-Enroll
     header), create a node (or rotate its token) and return the node token once."""
 
@@ -194,9 +225,9 @@ class HeartbeatApi(APIView):
 
     class HeartbeatInput(serializers.Serializer):
         current_runs = serializers.ListField(
-            child=serializers.IntegerField(min_value=1), default=list
+            child=serializers.IntegerField(min_value=1), default=list, max_length=MAX_DEVICES
         )
-        devices = serializers.ListField(child=serializers.JSONField(), required=False)
+        devices = Devices(required=False)
 
     @extend_schema(
         request=HeartbeatInput,
@@ -219,11 +250,7 @@ class HeartbeatApi(APIView):
         node = node_heartbeat(
             node=request.auth, current_runs=current, devices=data.validated_data.get("devices")
         )
-        held = set(
-            Run.objects.filter(id__in=current, node=node, state__in=Run.ACTIVE).values_list(
-                "id", flat=True
-            )
-        )
+        held = set(runs_resume_reported(node=node, run_ids=current))
         return Response(
             {
                 "status": node_status(node=node),

@@ -9,6 +9,12 @@ class Node(models.Model):
     name = models.CharField(max_length=100, unique=True)
     token_hash = models.CharField(max_length=64, unique=True)
     hardware = models.ManyToManyField("problems.HardwareClass", blank=True, related_name="nodes")
+    allowed_hardware = models.ManyToManyField(
+        "problems.HardwareClass",
+        blank=True,
+        related_name="+",
+        help_text="classes the operator allows; registering can only narrow them",
+    )
     enabled = models.BooleanField(default=True, help_text="a disabled node can claim nothing")
     draining = models.BooleanField(
         default=False, help_text="finish current runs, claim no new ones"
@@ -26,3 +32,15 @@ class Node(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class Reception(models.Model):
+    """The web tier's own liveness, one row: it has answered requests without a gap longer than
+    FARM_RECEPTION_GAP_S since `since`, the latest at `last`. The reaper presumes a node dead
+    only when the server was receiving all along (leaderboard.nodes.reception)."""
+
+    since = models.DateTimeField()
+    last = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"receiving since {self.since:%Y-%m-%d %H:%M:%S}"

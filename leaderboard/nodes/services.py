@@ -7,11 +7,16 @@ from django.utils import timezone
 
 from leaderboard.accounts.tokens import NODE_PREFIX, token_hash, token_new
 from leaderboard.nodes.models import Node
+from leaderboard.nodes.reception import reception_note_soon
 from leaderboard.problems.models import HardwareClass
 
 
 class NodeError(ValueError):
     """A node's request cannot be honoured; the message says why."""
+
+
+class NodeForbidden(NodeError):
+    """The node asks for what its operator did not allow it."""
 
 
 @transaction.atomic
@@ -22,8 +27,14 @@ def node_create(*, name: str, hardware: list[str] | None = None) -> tuple[Node, 
     key = token_new(NODE_PREFIX)
     node = Node.objects.create(name=name, token_hash=token_hash(key))
     if hardware:
-        node.hardware.set(_hardware(hardware))
+        _allow(node, _hardware(hardware))
     return node, key
+
+
+def _allow(node: Node, classes: list[HardwareClass]) -> None:
+    """What the operator gave the node: the most it may serve, and what it serves now."""
+    node.allowed_hardware.set(classes)
+    node.hardware.set(classes)
 
 
 def node_token_rotate(*, node: Node) -> str:
@@ -45,8 +56,18 @@ def _hardware(names: list[str]) -> list[HardwareClass]:
 def node_register(
     *, node: Node, hardware: list[str], devices: list[Any], agent_version: str, hostname: str
 ) -> Node:
-    """Record what an agent found on its machine; it counts as a heartbeat."""
-    node.hardware.set(_hardware(hardware))
+    """Record what an agent found on its machine; it counts as a heartbeat. The classes must be
+    among those the operator allowed the node (a token serves no other class's runs): raises
+    NodeForbidden otherwise."""
+    classes = _hardware(hardware)
+    allowed = set(node.allowed_hardware.values_list("name", flat=True))
+    refused = sorted({h.name for h in classes} - allowed)
+    if refused:
+        raise NodeForbidden(
+            f"node '{node.name}' may serve only {', '.join(sorted(allowed)) or 'nothing'}; "
+            f"an operator must allow {', '.join(refused)} (create_node --hardware, or the admin)"
+        )
+    node.hardware.set(classes)
     now = timezone.now()
     Node.objects.filter(pk=node.pk).update(
         registered_at=now,
@@ -60,6 +81,7 @@ def node_register(
 
 
 def node_heartbeat(*, node: Node, current_runs: list[int], devices: list[Any] | None) -> Node:
+    reception_note_soon()
     fields: dict[str, Any] = {"last_heartbeat": timezone.now(), "current_runs": current_runs}
     if devices is not None:
         fields["devices"] = devices
@@ -73,5 +95,5 @@ def node_enroll(*, name: str, hardware: list[str]) -> tuple[Node, str]:
     node = Node.objects.filter(name=name).first()
     if node is None:
         return node_create(name=name, hardware=hardware)
-    node.hardware.set(_hardware(hardware))
+    _allow(node, _hardware(hardware))  # the enrolment secret is the operator's word
     return node, node_token_rotate(node=node)

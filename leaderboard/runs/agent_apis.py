@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from django.conf import settings
 from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import exceptions, serializers
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from leaderboard.artifacts.services import artifact_upload_url, source_text
+from leaderboard.artifacts.services import ARTIFACT_TYPES, artifact_upload_url, source_text
 from leaderboard.nodes.authentication import IsEnabledNode, NodeTokenAuthentication
 from leaderboard.runs.models import Run
 from leaderboard.runs.services import (
-    RunForbidden,
+    run_check_upload,
     run_claim,
     run_failure_record,
     run_result_record,
+    run_source_for_claim,
     run_start,
 )
 
@@ -54,7 +55,9 @@ class AgentApi(APIView):
     permission_classes = [IsEnabledNode]
 
 
-def job(run: Run) -> dict:
+def job(run: Run, *, source: str | None) -> dict:
+    """The job a claim hands out; `source` as read before the claim (read now when the claim
+    was not foreseeable, e.g. a run queued between the read and the claim)."""
     submission = run.submission
     soft, hard = settings.FARM_TIME_LIMITS_S[run.mode]
     return {
@@ -67,7 +70,7 @@ def job(run: Run) -> dict:
         "mode": run.mode,
         "language": submission.language,
         "filename": submission.filename,
-        "source": source_text(source=submission.source),
+        "source": source if source is not None else source_text(source=submission.source),
         "source_sha256": submission.source_id,
         "time_limits": {"soft_s": soft, "hard_s": hard},
         "created_at": run.created_at.isoformat(),
@@ -86,9 +89,10 @@ class ClaimApi(AgentApi):
 
     @extend_schema(request=None, responses={200: JobOutput})
     def post(self, request, run_id: int):  # type: ignore[no-untyped-def]
+        text = run_source_for_claim(run_id=run_id, node=request.auth)
         run = run_claim(run_id=run_id, node=request.auth)
         run = Run.objects.select_related("submission__source", "problem").get(pk=run.pk)
-        return Response(job(run))
+        return Response(job(run, source=text))
 
 
 def _state(run: Run, duplicate: bool = False) -> dict:
@@ -128,7 +132,11 @@ class ResultInput(AttemptInput):
         required=False, help_text="instead of `result`: the run could not be evaluated"
     )
     artifacts = serializers.ListField(
-        child=serializers.CharField(max_length=64), required=False, default=list
+        child=serializers.CharField(max_length=64),
+        required=False,
+        default=list,
+        max_length=len(ARTIFACT_TYPES),
+        help_text="the artifacts uploaded for this attempt",
     )
 
     def validate(self, attrs):  # type: ignore[no-untyped-def]
@@ -166,10 +174,12 @@ class ArtifactUrlApi(AgentApi):
     """A URL to PUT one artifact of the held run to (nodes hold no storage credentials)."""
 
     class ArtifactUrlInput(AttemptInput):
-        name = serializers.CharField(
-            max_length=64, help_text="logs, result.json, profile.ncu-rep, ..."
+        name = serializers.ChoiceField(
+            choices=sorted(ARTIFACT_TYPES), help_text="the server gives each its content type"
         )
-        content_type = serializers.CharField(max_length=100, default="application/octet-stream")
+        content_type = serializers.CharField(
+            max_length=100, required=False, help_text="ignored: the server's type is in `headers`"
+        )
 
     @extend_schema(
         request=ArtifactUrlInput,
@@ -190,19 +200,8 @@ class ArtifactUrlApi(AgentApi):
         data = self.ArtifactUrlInput(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        run = Run.objects.filter(pk=run_id).first()
-        if run is None:
-            raise exceptions.NotFound(f"run {run_id} does not exist")
-        if run.node_id != request.auth.pk or run.attempt != v["attempt"]:
-            raise RunForbidden(f"run {run_id} (attempt {v['attempt']}) is not held by this node")
-        try:
-            body = artifact_upload_url(
-                run=run,
-                node=request.auth,
-                name=v["name"],
-                content_type=v["content_type"],
-                base_url=request.build_absolute_uri("/"),
-            )
-        except ValueError as exc:
-            raise exceptions.ValidationError({"name": [str(exc)]}) from None
+        run = run_check_upload(run_id=run_id, node=request.auth, attempt=v["attempt"])
+        body = artifact_upload_url(
+            run=run, node=request.auth, name=v["name"], base_url=request.build_absolute_uri("/")
+        )
         return Response(body)

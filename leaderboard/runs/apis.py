@@ -6,14 +6,15 @@ from django.http import HttpResponseRedirect
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import exceptions, serializers
-from rest_framework.pagination import CursorPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from leaderboard.artifacts.models import Artifact
+from leaderboard.artifacts.selectors import artifacts_stored
 from leaderboard.artifacts.services import artifact_download_url
+from leaderboard.pagination import IdCursorPagination, cursor_page
 from leaderboard.runs.models import Result, Run, WorkloadResult
-from leaderboard.submissions.selectors import runs_visible
+from leaderboard.runs.redaction import document_redacted, failure_detail_redacted
+from leaderboard.submissions.selectors import runs_visible, source_visible
 
 FILTERS = {
     "state": "state",
@@ -112,7 +113,20 @@ class RunDetailOutput(RunListOutput):
     @extend_schema_field(ResultOutput(allow_null=True))
     def get_result(self, run: Run) -> Any:
         result = Result.objects.filter(run=run).prefetch_related("workloads").first()
-        return ResultOutput(result).data if result else None
+        if result is None:
+            return None
+        data = ResultOutput(result).data
+        if not self.context["source_visible"]:
+            data["document"] = document_redacted(result.document)
+        return data
+
+    def to_representation(self, run: Run) -> dict[str, Any]:
+        data = dict(super().to_representation(run))
+        if not self.context["source_visible"]:
+            data["failure_detail"] = failure_detail_redacted(
+                code=run.failure_code, detail=run.failure_detail
+            )
+        return data
 
     @extend_schema_field(serializers.IntegerField(allow_null=True))
     def get_audit_run(self, run: Run) -> int | None:
@@ -132,7 +146,7 @@ class RunDetailOutput(RunListOutput):
                     reverse("api-run-artifact", args=[run.pk, a.name])
                 ),
             }
-            for a in run.artifacts.filter(attempt=run.attempt).order_by("name")
+            for a in artifacts_stored(run=run).order_by("name")
         ]
 
 
@@ -140,8 +154,7 @@ def _is_owner(user, run: Run) -> bool:  # type: ignore[no-untyped-def]
     return bool(user.is_authenticated and (user.is_staff or user.pk == run.user_id))
 
 
-class RunPagination(CursorPagination):
-    ordering = "-id"
+class RunPagination(IdCursorPagination):
     page_size = 100
 
 
@@ -150,7 +163,7 @@ class RunListApi(APIView):
 
     @extend_schema(
         parameters=[OpenApiParameter(name, str) for name in FILTERS],
-        responses=RunListOutput(many=True),
+        responses=cursor_page("RunPage", RunListOutput(many=True)),
     )
     def get(self, request):  # type: ignore[no-untyped-def]
         qs = runs_visible(user=request.user)
@@ -182,7 +195,9 @@ class RunDetailApi(APIView):
     @extend_schema(responses=RunDetailOutput)
     def get(self, request, run_id: int):  # type: ignore[no-untyped-def]
         run = _visible_run(request, run_id)
-        return Response(RunDetailOutput(run, context={"request": request}).data)
+        visible = source_visible(submission=run.submission, user=request.user)
+        context = {"request": request, "source_visible": visible}
+        return Response(RunDetailOutput(run, context=context).data)
 
 
 class RunArtifactApi(APIView):
@@ -195,7 +210,7 @@ class RunArtifactApi(APIView):
             raise exceptions.PermissionDenied(
                 "artifacts are visible to the run's owner and admins only"
             )
-        artifact = Artifact.objects.filter(run=run, attempt=run.attempt, name=name).first()
+        artifact = artifacts_stored(run=run).filter(name=name).first()
         if artifact is None:
             raise exceptions.NotFound(f"run {run_id} has no artifact '{name}'")
         return HttpResponseRedirect(

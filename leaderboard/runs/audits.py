@@ -14,6 +14,11 @@ within FARM_AUDIT_TOLERANCE (a relative difference; times whose confidence inter
 always agree). Agreement confirms the run and it shows on the board; a disagreement, or an
 audit that cannot be run, holds it for an operator with both results kept. The operator then
 releases it (audit_release) or re-runs the audit (audit_rerun), from the admin.
+
+A class served by a single enabled node has no other node to audit on; FARM_AUDIT_SINGLE_NODE
+says what happens: "same-node" (the default) audits on that node in a fresh process with a fresh
+secret seed (it checks unseen inputs and reproducibility, not the node), "wait" waits for a
+second node, "skip" shows the result unaudited.
 """
 
 from __future__ import annotations
@@ -36,7 +41,18 @@ MAX_LISTED = 5  # workloads named in a disagreement; the rest are counted
 
 
 def audit_applies(run: Run) -> bool:
-    return settings.FARM_AUDIT and run.hardware_id not in settings.FARM_AUDIT_SKIP_HARDWARE
+    if not settings.FARM_AUDIT or run.hardware_id in settings.FARM_AUDIT_SKIP_HARDWARE:
+        return False
+    return settings.FARM_AUDIT_SINGLE_NODE != "skip" or not single_node(run.hardware_id)
+
+
+def single_node(hardware: str) -> bool:
+    """The class has at most one enabled node: no other node can audit its results."""
+    return Node.objects.filter(hardware=hardware, enabled=True).count() <= 1
+
+
+def _same_node_allowed(hardware: str) -> bool:
+    return settings.FARM_AUDIT_SINGLE_NODE == "same-node" and single_node(hardware)
 
 
 def audit_wanted(run: Run) -> bool:
@@ -83,15 +99,17 @@ def audit_start(run: Run) -> Run:
 
 
 def audit_target(audit: Run) -> Node | None:
-    """The online node of the class, other than the audited run's, with the fewest active runs."""
+    """The online node of the class, other than the audited run's (unless the class has only
+    that one and FARM_AUDIT_SINGLE_NODE is "same-node"), with the fewest active runs."""
     cutoff = timezone.now() - timedelta(seconds=settings.FARM_NODE_DEAD_AFTER_S)
-    avoid = Run.objects.filter(pk=audit.audit_of_id).values_list("node_id", flat=True).first()
+    nodes = Node.objects.filter(
+        hardware=audit.hardware_id, enabled=True, draining=False, last_heartbeat__gte=cutoff
+    )
+    if not _same_node_allowed(audit.hardware_id):
+        avoid = Run.objects.filter(pk=audit.audit_of_id).values_list("node_id", flat=True).first()
+        nodes = nodes.exclude(pk=avoid)
     return (
-        Node.objects.filter(
-            hardware=audit.hardware_id, enabled=True, draining=False, last_heartbeat__gte=cutoff
-        )
-        .exclude(pk=avoid)
-        .annotate(active=Count("runs", filter=Q(runs__state__in=Run.ACTIVE)))
+        nodes.annotate(active=Count("runs", filter=Q(runs__state__in=Run.ACTIVE)))
         .order_by("active", "pk")
         .first()
     )
@@ -104,8 +122,10 @@ def audit_queue(audit: Run) -> str | None:
 
 
 def audit_claim_refused(run_id: int, node: Node) -> bool:
-    """An audit run may not be claimed by the node whose result it checks."""
-    return Run.objects.filter(pk=run_id, audit_of__node=node).exists()
+    """An audit run may not be claimed by the node whose result it checks (unless that node is
+    its class's only one and FARM_AUDIT_SINGLE_NODE is "same-node")."""
+    audit = Run.objects.filter(pk=run_id, audit_of__node=node).only("hardware_id").first()
+    return audit is not None and not _same_node_allowed(audit.hardware_id)
 
 
 def audit_conclude(audit: Run) -> Run:

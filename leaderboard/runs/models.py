@@ -51,6 +51,14 @@ class Run(models.Model):
     node = models.ForeignKey(
         "nodes.Node", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
     )
+    attempt_node = models.ForeignKey(
+        "nodes.Node",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="the node that claimed the latest attempt (kept after release)",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     sent_at = models.DateTimeField(null=True, blank=True, help_text="last handed to the broker")
     claimed_at = models.DateTimeField(null=True, blank=True)

@@ -27,9 +27,12 @@ from leaderboard.problems.models import HardwareClass
 from leaderboard.runs import audits
 from leaderboard.runs.judge import judge
 from leaderboard.runs.models import Result, Run, WorkloadResult
+from leaderboard.submissions.models import Source
 
 log = logging.getLogger(__name__)
 AGENT_TASK = "farm.agent.evaluate_run"
+LOST = "LOST"
+SOURCE_MISSING = "SOURCE_MISSING"
 
 
 class RunError(Exception):
@@ -127,7 +130,8 @@ def run_claim(*, run_id: int, node: Node) -> Run:
     returns the run again (a retried request); everyone else gets RunConflict."""
     if node.draining:
         raise RunConflict("this node is draining: it may not claim new runs; requeue the job")
-    served = list(node.hardware.values_list("name", flat=True))
+    allowed = node.allowed_hardware.values("name")
+    served = list(node.hardware.filter(name__in=allowed).values_list("name", flat=True))
     # The audit check stays out of the UPDATE: a join there would turn it into a subquery, whose
     # rows PostgreSQL does not re-check after waiting for a concurrent claim's row lock.
     refused = audits.audit_claim_refused(run_id, node)
@@ -136,6 +140,7 @@ def run_claim(*, run_id: int, node: Node) -> Run:
     ).update(
         state=Run.State.CLAIMED,
         node=node,
+        attempt_node=node,
         attempt=F("attempt") + 1,
         claimed_at=timezone.now(),
     )
@@ -158,6 +163,42 @@ def run_claim(*, run_id: int, node: Node) -> Run:
     )
 
 
+def run_source_for_claim(*, run_id: int, node: Node) -> str | None:
+    """The source text a claim of the run hands out, read BEFORE the claim, so that storage
+    that cannot deliver it (ArtifactStoreError, a 503) costs the run no attempt and no node
+    the blame. None when the run is not claimable by anyone now (run_claim says why).
+
+    A source missing from storage is permanent: the run fails as SOURCE_MISSING without an
+    attempt spent, the source is marked for repair (re-submitting the same text stores it
+    again), and RunConflict tells the node to drop the job."""
+    from leaderboard.artifacts.services import source_text
+    from leaderboard.artifacts.store import ArtifactStoreError
+
+    run = Run.objects.select_related("submission__source").filter(id=run_id).first()
+    if run is None:
+        raise RunNotFound(f"run {run_id} does not exist; drop the job")
+    if run.state != Run.State.QUEUED and not (run.node_id == node.pk and run.state in Run.ACTIVE):
+        return None
+    source = run.submission.source
+    try:
+        return source_text(source=source)
+    except ArtifactStoreError as exc:
+        if not exc.missing:
+            raise
+    detail = (
+        f"source {source.sha256[:12]} is missing from artifact storage; submit the same text "
+        "again to restore it"
+    )
+    with transaction.atomic():
+        locked = _get(run_id, lock=True)
+        if locked.state == Run.State.QUEUED:
+            _release(locked, code=SOURCE_MISSING, detail=detail, retry=False)
+        Source.objects.filter(sha256=source.sha256, pending_text__isnull=True).update(
+            stored_at=None
+        )
+    raise RunConflict(f"run {run_id} failed: {detail}; drop the job")
+
+
 def run_start(*, run_id: int, node: Node, attempt: int) -> Run:
     """claimed -> running for the holder; repeating it is harmless."""
     Run.objects.filter(id=run_id, node=node, attempt=attempt, state=Run.State.CLAIMED).update(
@@ -175,6 +216,46 @@ def _get(run_id: int, *, lock: bool = False) -> Run:
     run = qs.filter(id=run_id).first()
     if run is None:
         raise RunNotFound(f"run {run_id} does not exist")
+    return run
+
+
+def _check_attempt_holder(run: Run, node: Node, attempt: int) -> None:
+    """The node claimed `attempt` of the run (it may have been taken back since): checked
+    before anything about the run is answered, so that no node learns of runs it never held."""
+    if run.attempt_node_id != node.pk or run.attempt != attempt:
+        raise RunForbidden(
+            f"run {run.pk} (attempt {attempt}) was never held by this node; nothing was recorded"
+        )
+
+
+def _late_result_welcome(run: Run, node: Node, attempt: int) -> bool:
+    """A result from the holder of the latest attempt after the run was taken back as LOST
+    (the server, not the node, was unreachable) is kept while no other node holds the run."""
+    return run.attempt_node_id == node.pk and run.attempt == attempt and _lost_unclaimed(run)
+
+
+def _lost_unclaimed(run: Run) -> bool:
+    return (
+        run.state == Run.State.QUEUED or (run.state == Run.State.FAILED and not run.audit_of_id)
+    ) and run.failure_code == LOST
+
+
+def run_attempt_open(*, run: Run, attempt: int) -> bool:
+    """What `attempt` produces (its result, its artifacts) may still arrive: it is the run's
+    latest attempt, and the run is active or was taken back as LOST and not claimed since."""
+    return run.attempt == attempt and (run.state in Run.ACTIVE or _lost_unclaimed(run))
+
+
+def run_check_upload(*, run_id: int, node: Node, attempt: int) -> Run:
+    """The run, when the node may upload artifacts of `attempt` now: it holds the attempt and
+    no result is recorded yet (or its late result would be welcome). Raises RunForbidden /
+    RunConflict otherwise: an upload after the result could rewrite what was recorded."""
+    run = _get(run_id)
+    if _late_result_welcome(run, node, attempt):
+        return run
+    _check_holder(run, node, attempt)
+    if run.state not in Run.ACTIVE:
+        raise RunConflict(f"run {run_id} is {run.state}; its artifacts can no longer change")
     return run
 
 
@@ -214,9 +295,10 @@ def run_result_record(
             if previous.digest == digest:
                 return Recorded(run=run, duplicate=True)
             raise RunConflict(f"run {run_id} already has a different result for attempt {attempt}")
-        _check_holder(run, node, attempt)
-        if run.state not in Run.ACTIVE:
-            raise RunConflict(f"run {run_id} is {run.state}; the result was not recorded")
+        if not _late_result_welcome(run, node, attempt):
+            _check_holder(run, node, attempt)
+            if run.state not in Run.ACTIVE:
+                raise RunConflict(f"run {run_id} is {run.state}; the result was not recorded")
         _check_about(run, document)
         _store(run, node, attempt, document, digest)
         if artifacts:
@@ -260,11 +342,13 @@ def _store(run: Run, node: Node, attempt: int, document: dict[str, Any], digest:
     now = timezone.now()
     run.state = Run.State.DONE if j.suite_ok else Run.State.FAILED
     run.verdict, run.sol_score, run.finished_at = j.verdict, score, now
+    run.node = node  # a late result (see _late_result_welcome) comes from a released run
     run.failure_code = "" if j.suite_ok else "SUITE_HASH_MISMATCH"
     run.failure_detail = "" if j.suite_ok else j.reasons[0]["detail"]
     run.save(
         update_fields=[
             "state",
+            "node",
             "verdict",
             "sol_score",
             "finished_at",
@@ -293,6 +377,7 @@ def run_failure_record(
     attempts remain, else fail it. Repeating the same report is harmless."""
     with transaction.atomic():
         run = _get(run_id, lock=True)
+        _check_attempt_holder(run, node, attempt)
         if (
             run.attempt == attempt
             and run.failure_code == code
@@ -334,15 +419,35 @@ def run_mark_lost(*, run_id: int, node_id: int | None) -> bool:
         if not lost:
             return False
         run = _get(run_id, lock=True)
-        _release(
-            run, code="LOST", detail="the node stopped heartbeating during the run", retry=True
-        )
+        _release(run, code=LOST, detail="the node stopped heartbeating during the run", retry=True)
     return True
 
 
+def runs_resume_reported(*, node: Node, run_ids: list[int]) -> list[int]:
+    """Runs the node's heartbeat lists that were taken back from it as LOST and that no other
+    node has claimed since go back to it (running, same attempt): the node was alive, the
+    server had not heard it. Returns the ids of the runs it holds among `run_ids`."""
+    if run_ids:
+        Run.objects.filter(
+            id__in=run_ids, attempt_node=node, state=Run.State.QUEUED, failure_code=LOST
+        ).update(state=Run.State.RUNNING, node=node, failure_code="", failure_detail="")
+    return list(
+        Run.objects.filter(id__in=run_ids, node=node, state__in=Run.ACTIVE).values_list(
+            "id", flat=True
+        )
+    )
+
+
 def runs_reap() -> int:
-    """Mark runs of nodes presumed dead as lost (and requeue them); returns how many."""
-    cutoff = timezone.now() - timedelta(seconds=settings.FARM_NODE_DEAD_AFTER_S)
+    """Mark runs of nodes presumed dead as lost (and requeue them); returns how many.
+
+    Nothing is presumed while the server itself could not hear heartbeats for a whole window
+    (leaderboard.nodes.reception): an outage of the web tier is not the nodes' failure."""
+    from leaderboard.nodes.reception import reception_dead_cutoff
+
+    cutoff = reception_dead_cutoff()
+    if cutoff is None:
+        return 0
     stale = (
         Run.objects.filter(state__in=Run.ACTIVE)
         .filter(

@@ -12,15 +12,16 @@ from drf_spectacular.utils import (
     extend_schema_field,
 )
 from rest_framework import exceptions, serializers, status
-from rest_framework.pagination import CursorPagination
 from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard.artifacts.services import source_text
 from leaderboard.nodes.selectors import hardware_unserved
+from leaderboard.pagination import IdCursorPagination, cursor_page
 from leaderboard.parsers import StorableFormParser, StorableJSONParser, StorableMultiPartParser
 from leaderboard.runs.models import Run
+from leaderboard.runs.redaction import failure_detail_redacted
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.selectors import (
     source_visible,
@@ -140,7 +141,13 @@ class SubmissionOutput(serializers.ModelSerializer):
 
     @extend_schema_field(RunSummary(many=True))
     def get_runs(self, obj: Submission) -> Any:
-        return RunSummary(self._runs(obj), many=True).data
+        runs = RunSummary(self._runs(obj), many=True).data
+        if not source_visible(submission=obj, user=self.context["request"].user):
+            for run in runs:
+                run["failure_detail"] = failure_detail_redacted(
+                    code=run["failure_code"], detail=run["failure_detail"]
+                )
+        return runs
 
     @extend_schema_field(OpenApiTypes.URI)
     def get_source_url(self, obj: Submission) -> str | None:
@@ -178,6 +185,16 @@ def _status_paths() -> tuple[dict[str, str | None], dict[str, str]]:
     return _orm_paths(SubmissionOutput()), runs
 
 
+def _run_summary(row: dict[str, Any], paths: dict[str, str], visible: bool) -> dict[str, Any]:
+    """One run of the status read; a node's failure detail follows the source's visibility."""
+    out = {name: row[path] for name, path in paths.items()}
+    if not visible:
+        out["failure_detail"] = failure_detail_redacted(
+            code=out["failure_code"], detail=out["failure_detail"]
+        )
+    return out
+
+
 def submission_status_json(request, submission_id: int) -> dict[str, Any] | None:  # type: ignore[no-untyped-def]
     """What SubmissionOutput gives for one submission, for the status read (the API's most
     frequent request), from plain rows instead of model instances and DRF fields: the same
@@ -204,14 +221,13 @@ def submission_status_json(request, submission_id: int) -> dict[str, Any] | None
     url = reverse("api-submission-source", args=[submission_id])
     computed = {
         "state": submission_state_of(states={r["state"] for r in runs}),
-        "runs": [{name: r[path] for name, path in run_paths.items()} for r in runs],
+        "runs": [_run_summary(r, run_paths, visible) for r in runs],
         "source_url": request.build_absolute_uri(url) if visible else None,
     }
     return {name: row[path] if path else computed[name] for name, path in paths.items()}
 
 
-class SubmissionPagination(CursorPagination):
-    ordering = "-id"
+class SubmissionPagination(IdCursorPagination):
     page_size = 50
 
 
@@ -245,7 +261,7 @@ class SubmissionListCreateApi(APIView):
     def throttled(self, request, wait):  # type: ignore[no-untyped-def]
         raise exceptions.Throttled(wait, detail=getattr(request, "quota_detail", None))
 
-    @extend_schema(responses=SubmissionOutput(many=True))
+    @extend_schema(responses=cursor_page("SubmissionPage", SubmissionOutput(many=True)))
     def get(self, request):  # type: ignore[no-untyped-def]
         paginator = SubmissionPagination()
         page = paginator.paginate_queryset(

@@ -8,7 +8,9 @@ class Source(models.Model):
     """Kernel source, content-addressed by sha256 and stored once in artifact storage.
 
     `pending_text` holds the text until the artifact store has it, so that no submission is lost
-    while S3 is unreachable; a Celery task retries the upload and clears it.
+    while S3 is unreachable; a Celery task retries the upload and clears it. Neither
+    `pending_text` nor `stored_at` set means the object was found missing from storage: the next
+    submission of the same text puts it back (source_get_or_create).
     """
 
     sha256 = models.CharField(max_length=64, primary_key=True)

@@ -25,9 +25,13 @@ def source_get_or_create(*, text: str) -> Source:
     """The Source for `text` (deduplicated by sha256); new text waits in the DB until stored."""
     data = text.encode("utf-8")
     sha = hashlib.sha256(data).hexdigest()
-    source, _ = Source.objects.get_or_create(
+    source, created = Source.objects.get_or_create(
         sha256=sha, defaults={"size": len(data), "pending_text": text}
     )
+    if not created and source.pending_text is None and source.stored_at is None:
+        # found missing from storage (a claim marked it): the same text restores the object
+        Source.objects.filter(sha256=sha, pending_text__isnull=True).update(pending_text=text)
+        source.pending_text = text
     return source
 
 

@@ -11,6 +11,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from farm.result import reasons_grouped
+from leaderboard.artifacts.selectors import artifacts_stored
 from leaderboard.artifacts.services import source_text
 from leaderboard.artifacts.store import ArtifactStoreError
 from leaderboard.boards.selectors import board_find, board_leaders, board_list, board_ranking
@@ -32,6 +33,7 @@ from leaderboard.problems.selectors import (
     suite_get,
 )
 from leaderboard.runs.models import Result, Run
+from leaderboard.runs.redaction import document_redacted, failure_detail_redacted
 from leaderboard.submissions.selectors import (
     source_visible,
     submission_runs,
@@ -82,7 +84,8 @@ def submission(request: HttpRequest, submission_id: int) -> HttpResponse:
     runs = list(submission_runs(submission=sub))
     results = {r.pk: r.result for r in runs if hasattr(r, "result")}
     source, source_error = None, None
-    if source_visible(submission=sub, user=request.user):
+    shown = source_visible(submission=sub, user=request.user)
+    if shown:
         try:
             source = source_text(source=sub.source)
         except ArtifactStoreError as exc:
@@ -96,7 +99,7 @@ def submission(request: HttpRequest, submission_id: int) -> HttpResponse:
         {
             "sub": sub,
             "state": submission_state(runs=runs),
-            "runs": [_run_view(r, results.get(r.pk), owner) for r in runs],
+            "runs": [_run_view(r, results.get(r.pk), owner, shown) for r in runs],
             "compare": _cross_hardware(runs, results),
             "source": source,
             "source_error": source_error,
@@ -106,15 +109,21 @@ def submission(request: HttpRequest, submission_id: int) -> HttpResponse:
     )
 
 
-def _run_view(run: Run, result: Result | None, owner: bool) -> dict[str, Any]:
+def _run_view(run: Run, result: Result | None, owner: bool, source_shown: bool) -> dict[str, Any]:
+    """What the page shows of a run; text that may quote the source only with the source."""
     doc = result.document if result else {}
+    detail = run.failure_detail
+    if not source_shown:
+        doc = document_redacted(doc)
+        detail = failure_detail_redacted(code=run.failure_code, detail=detail)
     return {
+        "failure_detail": detail,
         "run": run,
         "result": result,
         "workloads": list(result.workloads.all()) if result else [],
         "reasons": _reasons([*doc.get("reasons", []), *(result.server_reasons if result else [])]),
         "findings": (doc.get("guard") or {}).get("findings", []),
-        "logs": [a.name for a in run.artifacts.filter(attempt=run.attempt)] if owner else [],
+        "logs": [a.name for a in artifacts_stored(run=run)] if owner else [],
     }
 
 

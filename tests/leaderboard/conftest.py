@@ -97,6 +97,14 @@ def _catalog_after_flush(request):
         load_catalog()
 
 
+@pytest.fixture(autouse=True)
+def _fresh_throttles():
+    """Throttle counts live in the cache: each test starts with none."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def users(db):
     from django.contrib.auth.models import User

@@ -53,6 +53,15 @@ def make_node(name: str, hardware: list[str]):
     return client
 
 
+def server_hearing_since(since) -> None:
+    """The web tier has answered requests without a pause since `since` (a datetime)."""
+    from django.utils import timezone
+
+    from leaderboard.nodes.models import Reception
+
+    Reception.objects.update_or_create(pk=1, defaults={"since": since, "last": timezone.now()})
+
+
 def submit(client, **fields):
     body = {
         "problem": "vector_add",
@@ -121,7 +130,7 @@ def result_doc(
     }
 
 
-def finish(node_client, run, *, auditor=None, **doc_kwargs):
+def finish(node_client, run, *, auditor=None, artifacts=(), **doc_kwargs):
     """Claim, start and report `run` through the agent API; returns the result response.
     With `auditor` (another node's client), an audit the result started is run there too, with
     the same document."""
@@ -130,7 +139,7 @@ def finish(node_client, run, *, auditor=None, **doc_kwargs):
     attempt = claim.json()["attempt"]
     node_client.post(f"/api/agent/runs/{run.pk}/start/", {"attempt": attempt}, format="json")
     run.refresh_from_db()
-    body = {"attempt": attempt, "result": result_doc(run, **doc_kwargs)}
+    body = {"attempt": attempt, "result": result_doc(run, **doc_kwargs), "artifacts": artifacts}
     r = node_client.post(f"/api/agent/runs/{run.pk}/result/", body, format="json")
     audit = type(run).objects.filter(audit_of=run).first()
     if auditor is not None and audit is not None:

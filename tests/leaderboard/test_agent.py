@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from unittest import mock
 
 import pytest
 import requests
@@ -20,6 +21,7 @@ from tests.leaderboard.lbkit import (
     finish,
     race,
     result_doc,
+    server_hearing_since,
     submit,
 )
 
@@ -47,6 +49,11 @@ def test_register_and_heartbeat(node):
     assert body["heartbeat_interval_s"] >= 1
     r = node.post("/api/agent/register/", {"hardware": ["npu-sim-v2"]}, format="json")
     assert r.status_code == 400 and "unknown hardware class 'npu-sim-v2'" in r.json()["detail"]
+    wider = node.post("/api/agent/register/", {"hardware": [HW, AMD]}, format="json")
+    assert (
+        wider.status_code == 403 and "an operator must allow amd-mi300x" in wider.json()["detail"]
+    )
+    assert sorted(h.name for h in node.node.hardware.all()) == [HW]
     hb = node.post("/api/agent/heartbeat/", {"current_runs": [12345]}, format="json")
     assert hb.status_code == 200
     assert hb.json()["abandon"] == [12345] and hb.json()["drain"] is False
@@ -118,18 +125,61 @@ def test_only_the_holder_reports(clients, node, other_node, local_storage):
     assert not Result.objects.filter(run=run).exists()
 
 
-def test_late_result_from_a_node_presumed_dead_is_refused(clients, node, other_node, local_storage):
-    run = queued_run(clients)
-    node.post(f"/api/agent/runs/{run.pk}/claim/")
-    node.post(f"/api/agent/runs/{run.pk}/start/", {"attempt": 1}, format="json")
+def presume_dead(node, run) -> None:
+    """The node's heartbeats and the run's claim are an hour old; the server heard all along."""
     long_ago = timezone.now() - timedelta(hours=1)
     Node.objects.filter(pk=node.node.pk).update(last_heartbeat=long_ago)
     Run.objects.filter(pk=run.pk).update(claimed_at=long_ago)
+    server_hearing_since(long_ago)
+
+
+def test_late_result_of_a_run_taken_back_counts_until_another_node_claims_it(
+    clients, node, other_node, local_storage
+):
+    run = queued_run(clients)
+    node.post(f"/api/agent/runs/{run.pk}/claim/")
+    node.post(f"/api/agent/runs/{run.pk}/start/", {"attempt": 1}, format="json")
+    presume_dead(node, run)
     assert runs_reap() == 1
     run.refresh_from_db()
     assert (run.state, run.node_id, run.failure_code) == ("queued", None, "LOST")
     late = {"attempt": 1, "result": result_doc(run)}
-    assert node.post(f"/api/agent/runs/{run.pk}/result/", late, format="json").status_code == 403
+    foreign = other_node.post(f"/api/agent/runs/{run.pk}/result/", late, format="json")
+    assert foreign.status_code == 403
+    r = node.post(f"/api/agent/runs/{run.pk}/result/", late, format="json")
+    assert r.status_code == 200 and r.json()["state"] == "done", r.content
+    run.refresh_from_db()
+    assert (run.attempt, run.node_id, run.failure_code) == (1, node.node.pk, "")
+    assert other_node.post(f"/api/agent/runs/{run.pk}/claim/").status_code == 409
+
+
+def test_a_heartbeat_listing_a_run_taken_back_gives_it_back(
+    clients, node, other_node, local_storage
+):
+    run = queued_run(clients)
+    node.post(f"/api/agent/runs/{run.pk}/claim/")
+    presume_dead(node, run)
+    assert runs_reap() == 1
+    hb = node.post("/api/agent/heartbeat/", {"current_runs": [run.pk]}, format="json").json()
+    assert hb["abandon"] == []
+    run.refresh_from_db()
+    assert (run.state, run.node_id, run.attempt, run.failure_code) == (
+        "running",
+        node.node.pk,
+        1,
+        "",
+    )
+    assert other_node.post(f"/api/agent/runs/{run.pk}/claim/").status_code == 409
+
+
+def test_late_result_after_another_node_claimed_is_refused(
+    clients, node, other_node, local_storage
+):
+    run = queued_run(clients)
+    node.post(f"/api/agent/runs/{run.pk}/claim/")
+    presume_dead(node, run)
+    assert runs_reap() == 1
+    late = {"attempt": 1, "result": result_doc(run)}
     ok = finish(other_node, run)
     assert ok.status_code == 200 and ok.json()["attempt"] == 2
     assert node.post(f"/api/agent/runs/{run.pk}/result/", late, format="json").status_code == 403
@@ -139,14 +189,30 @@ def test_late_result_from_a_node_presumed_dead_is_refused(clients, node, other_n
     assert hb["abandon"] == [run.pk]
 
 
+def test_no_node_is_presumed_dead_after_an_outage_of_the_server(clients, node, local_storage):
+    from leaderboard.nodes.reception import reception_note
+
+    run = queued_run(clients)
+    node.post(f"/api/agent/runs/{run.pk}/claim/")
+    presume_dead(node, run)
+    now = timezone.now()
+    reception_note(now=now - timedelta(minutes=10))
+    reception_note(now=now - timedelta(seconds=5))  # a pause of ~10 min: the server was down
+    assert runs_reap() == 0
+    for s in range(0, 181, 30):  # then a full window of hearing since the outage
+        reception_note(now=now + timedelta(seconds=s))
+    with mock.patch("django.utils.timezone.now", return_value=now + timedelta(minutes=3)):
+        assert runs_reap() == 1
+    run.refresh_from_db()
+    assert (run.state, run.attempt_node_id) == ("queued", node.node.pk)
+
+
 def test_lost_runs_fail_after_max_attempts(clients, node, local_storage, settings):
     settings.FARM_MAX_ATTEMPTS = 2
     run = queued_run(clients)
-    long_ago = timezone.now() - timedelta(hours=1)
     for expected in ("queued", "failed"):
         node.post(f"/api/agent/runs/{run.pk}/claim/")
-        Node.objects.filter(pk=node.node.pk).update(last_heartbeat=long_ago)
-        Run.objects.filter(pk=run.pk).update(claimed_at=long_ago)
+        presume_dead(node, run)
         runs_reap()
         run.refresh_from_db()
         assert run.state == expected
@@ -154,7 +220,7 @@ def test_lost_runs_fail_after_max_attempts(clients, node, local_storage, setting
     assert "gave up after 2 attempts" in run.failure_detail
 
 
-def test_failure_reports(clients, node, local_storage):
+def test_failure_reports(clients, node, other_node, local_storage):
     run = queued_run(clients)
     node.post(f"/api/agent/runs/{run.pk}/claim/")
     failure = {
@@ -172,6 +238,9 @@ def test_failure_reports(clients, node, local_storage):
     }
     r = node.post(f"/api/agent/runs/{run.pk}/result/", final, format="json")
     assert r.json()["state"] == "failed"
+    for outsider in (other_node,):
+        r = outsider.post(f"/api/agent/runs/{run.pk}/result/", final, format="json")
+        assert r.status_code == 403 and "never held by this node" in r.json()["detail"]
     both = {"attempt": 2, "failure": final["failure"], "result": result_doc(run)}
     assert node.post(f"/api/agent/runs/{run.pk}/result/", both, format="json").status_code == 400
 
@@ -223,18 +292,28 @@ def test_artifacts_through_presigned_s3_urls(clients, node, s3):
     assert r.status_code == 200, r.content
     up = r.json()
     assert up["method"] == "PUT" and "X-Amz-Signature" in up["url"]
+    assert up["headers"] == {"Content-Type": "text/plain; charset=utf-8"}  # the server's type
     put = requests.put(up["url"], data=b"hello log", headers=up["headers"], timeout=10)
     assert put.status_code == 200
-    assert finish(node, run).status_code == 200
+    for name in ("../x", "report.html"):
+        bad = node.post(
+            f"/api/agent/runs/{run.pk}/artifacts/", {"attempt": 1, "name": name}, format="json"
+        )
+        assert bad.status_code == 400
+    node.post(f"/api/agent/runs/{run.pk}/artifacts/", {"attempt": 1, "name": "worker.log"})
+    assert finish(node, run, artifacts=["logs"]).status_code == 200
     link = clients["owner"].get(f"/api/runs/{run.pk}/")
-    assert link.json()["artifacts"][0]["name"] == "logs"
+    assert [a["name"] for a in link.json()["artifacts"]] == ["logs"]  # worker.log never came
     redirect = clients["owner"].get(f"/api/runs/{run.pk}/artifacts/logs/")
     assert redirect.status_code == 302
-    assert requests.get(redirect["Location"], timeout=10).content == b"hello log"
-    bad = node.post(
-        f"/api/agent/runs/{run.pk}/artifacts/", {"attempt": 1, "name": "../x"}, format="json"
+    got = requests.get(redirect["Location"], timeout=10)
+    assert got.content == b"hello log"
+    assert got.headers["Content-Disposition"] == 'attachment; filename="logs"'
+    assert "X-Amz-Expires=900" in redirect["Location"]
+    after = node.post(
+        f"/api/agent/runs/{run.pk}/artifacts/", {"attempt": 1, "name": "logs"}, format="json"
     )
-    assert bad.status_code == 400
+    assert after.status_code == 409 and "can no longer change" in after.json()["detail"]
 
 
 def test_artifacts_through_signed_local_urls(clients, node, local_storage):
@@ -259,10 +338,11 @@ def test_artifacts_through_signed_local_urls(clients, node, local_storage):
         content_type="application/octet-stream",
     )
     assert forged.status_code == 403
+    assert finish(node, run, artifacts=["logs"]).status_code == 200
     redirect = clients["owner"].get(f"/api/runs/{run.pk}/artifacts/logs/")
-    assert (
-        anonymous.get(redirect["Location"].replace("http://testserver", "")).content == b"local log"
-    )
+    got = anonymous.get(redirect["Location"].replace("http://testserver", ""))
+    assert got.content == b"local log" and got["Content-Type"] == "text/plain; charset=utf-8"
+    assert got["Content-Disposition"] == 'attachment; filename="logs"'
 
 
 @pytest.mark.django_db(transaction=True)
@@ -326,6 +406,12 @@ def test_node_create_api_then_agent_uses_token(clients, local_storage):
     nodes = clients["anonymous"].get("/api/nodes/").json()
     assert [n["name"] for n in nodes] == ["gpu-7"]
     assert "token" not in nodes[0] and "token_hash" not in nodes[0]
+    agent.post("/api/agent/heartbeat/", {"devices": [{"name": "H100", "x": "y"}]}, format="json")
+    assert clients["anonymous"].get("/api/nodes/").json()[0]["devices"] == [{"index": 0}]
+    assert clients["admin"].get("/api/nodes/").json()[0]["devices"][0]["name"] == "H100"
+    flood = {"current_runs": list(range(1, 100_001)), "devices": [{"x": "y" * 70_000}]}
+    r = agent.post("/api/agent/heartbeat/", flood, format="json")
+    assert r.status_code == 400 and set(r.json()) == {"current_runs", "devices"}
 
 
 def test_enrolment_with_the_shared_secret(clients, settings, db):
@@ -337,3 +423,9 @@ def test_enrolment_with_the_shared_secret(clients, settings, db):
     assert agent.post("/api/agent/enroll/", body, format="json").status_code == 403
     r = agent.post("/api/agent/enroll/", body, format="json", HTTP_X_FARM_ENROLL="s3cret-enrol")
     assert r.status_code == 201 and r.json()["token"].startswith("fn_")
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"credentials": "3/min"},
+    }
+    codes = [agent.post("/api/agent/enroll/", body, format="json").status_code for _ in range(3)]
+    assert codes[-1] == 429  # guesses of the secret are counted per address, wrong ones too

@@ -131,7 +131,10 @@ def test_an_audit_that_cannot_be_evaluated_holds_it(clients, local_storage):
     assert run.audit == "held" and "SANDBOX_CRASH" in run.audit_detail
 
 
-def test_with_no_other_node_the_audit_waits_unsent_until_one_comes(clients, local_storage):
+def test_with_no_other_node_the_audit_waits_unsent_until_one_comes(
+    clients, local_storage, settings
+):
+    settings.FARM_AUDIT_SINGLE_NODE = "wait"
     only = make_node("only", [HW])
     run = scored(clients["owner"], only, score=0.8)
     audit = Run.objects.get(audit_of=run)
@@ -145,6 +148,22 @@ def test_with_no_other_node_the_audit_waits_unsent_until_one_comes(clients, loca
     Run.objects.filter(pk=audit.pk).update(created_at=audit.created_at.replace(year=2000))
     assert runs_resend_unsent(older_than_s=0) == 1
     assert [a for _, a in drain(f"hw.{HW}.node-{later.node.pk}")] == [[audit.pk]]
+
+
+def test_a_single_node_class_audits_on_its_node_or_skips_by_policy(
+    clients, local_storage, settings
+):
+    only = make_node("only", [HW])
+    run = scored(clients["owner"], only, score=0.8)  # FARM_AUDIT_SINGLE_NODE=same-node
+    audit = Run.objects.get(audit_of=run)
+    drain(f"hw.{HW}")
+    assert runs_send(run_ids=[audit.pk]) == 1
+    assert [a for _, a in drain(f"hw.{HW}.node-{only.node.pk}")] == [[audit.pk]]
+    assert finish(only, audit, score=0.8).status_code == 200
+    run.refresh_from_db()
+    assert run.audit == "confirmed" and board(clients["owner"]) == [("owner", 0.8)]
+    settings.FARM_AUDIT_SINGLE_NODE = "skip"
+    assert scored(clients["other"], only, score=0.9).audit == ""
 
 
 def test_audit_off_and_skipped_classes_show_at_once(clients, local_storage, settings):

@@ -1,5 +1,6 @@
 """The API fuzzed from its own OpenAPI schema (schemathesis + hypothesis): no request gets a
-5xx, and requests from callers without permission change no data."""
+5xx, every answer has a status and a body the schema declares, and requests from callers without
+permission change no data."""
 
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ import pytest
 schemathesis = pytest.importorskip("schemathesis")
 from hypothesis import HealthCheck, settings  # noqa: E402
 from schemathesis.checks import not_a_server_error  # noqa: E402
+from schemathesis.specs.openapi.checks import (  # noqa: E402
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 from leaderboard.boards.models import Board  # noqa: E402
 from leaderboard.nodes.models import Node  # noqa: E402
@@ -48,7 +53,10 @@ def api_schema(db):
 def call(case, headers):  # type: ignore[no-untyped-def]
     with in_test_transaction():
         response = case.call(headers=headers)
-    case.validate_response(response, checks=[not_a_server_error])
+    case.validate_response(
+        response,
+        checks=[not_a_server_error, status_code_conformance, response_schema_conformance],
+    )
     return response
 
 

@@ -97,5 +97,10 @@ def test_metrics(clients, local_storage, django_capture_on_commit_callbacks):
     assert "django_http_requests_total_by_method_total" in text
 
 
-def test_health(client):
+def test_health(client, db):
+    from leaderboard.nodes import reception
+    from leaderboard.nodes.models import Reception
+
+    reception._noted = float("-inf")
     assert client.get("/health/").json() == {"status": "ok"}
+    assert Reception.objects.get().last is not None  # a probe counts as the server hearing

@@ -36,3 +36,44 @@ def test_form_field_with_nul_is_a_400(clients):
     )
     assert response.status_code == 400
     assert "NUL" in response.json()["detail"]
+
+
+@pytest.mark.django_db
+def test_deeply_nested_json_is_a_400(node):
+    for depth in (100, 100_000):  # under and over the C decoder's own recursion limit
+        body = "[" * depth + "]" * depth
+        r = node.post("/api/agent/heartbeat/", body, content_type="application/json")
+        assert r.status_code == 400 and "nested deeper than 64 levels" in r.json()["detail"]
+
+
+@pytest.mark.django_db
+def test_bodies_are_bounded_before_they_are_read_whatever_their_type(clients, settings):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    settings.FARM_MAX_REQUEST_BYTES = 2**20
+    owner = clients["owner"]
+    big = {"problem": "vector_add", "source": "x" * 2**20}
+    upload = {"problem": "vector_add", "file": SimpleUploadedFile("k.py", b"#" * 2**20)}
+    for r in (
+        owner.post("/api/submissions/", big, format="json"),
+        owner.post("/api/submissions/", upload, format="multipart"),
+    ):
+        assert r.status_code == 413 and "over 1048576 bytes" in r.json()["detail"]
+    chunked = owner.generic(
+        "POST",
+        "/api/submissions/",
+        b"",
+        content_type="application/json",
+        HTTP_TRANSFER_ENCODING="chunked",
+    )
+    assert chunked.status_code == 411 and "Content-Length" in chunked.json()["detail"]
+
+
+@pytest.mark.django_db
+def test_a_cursor_whose_position_is_not_an_id_is_a_404(clients):
+    import base64
+
+    cursor = base64.b64encode(b"p=abc").decode()
+    for path in ("/api/runs/", "/api/submissions/"):
+        r = clients["owner"].get(path, {"cursor": cursor})
+        assert r.status_code == 404 and r.json()["detail"] == "Invalid cursor"

@@ -12,6 +12,7 @@ from django.test import override_settings
 
 from leaderboard.artifacts import tasks
 from leaderboard.artifacts.store import ArtifactStoreError, artifact_store
+from leaderboard.runs.models import Run
 from leaderboard.submissions.models import Source
 from tests.leaderboard.lbkit import HW, VECTOR_ADD, free_port, make_node, submit
 
@@ -97,6 +98,8 @@ def test_reads_fail_with_a_clear_503_while_s3_is_down(
         assert status.status_code == 200  # status reads do not need S3
         claim = node.post(f"/api/agent/runs/{body['runs'][0]['id']}/claim/")
         assert claim.status_code == 503
+        run = Run.objects.get(pk=body["runs"][0]["id"])
+        assert (run.state, run.attempt, run.node_id) == ("queued", 0, None)  # nothing charged
     claim = node.post(f"/api/agent/runs/{body['runs'][0]['id']}/claim/")  # the agent retries
     assert claim.status_code == 200 and claim.json()["attempt"] == 1
 
@@ -109,3 +112,32 @@ def test_hung_s3_fails_within_the_timeouts(s3, silent_endpoint):
         with pytest.raises(ArtifactStoreError, match="after 2 attempts"):
             artifact_store().put("probe/x", b"x", content_type="text/plain")
         assert time.monotonic() - start < 5
+
+
+def test_reads_on_a_request_try_once_with_the_short_timeout(s3, silent_endpoint):
+    with override_settings(
+        AWS_S3_ENDPOINT_URL=silent_endpoint, FARM_S3_TIMEOUT_S=30, FARM_S3_REQUEST_TIMEOUT_S=0.3
+    ):
+        start = time.monotonic()
+        with pytest.raises(ArtifactStoreError, match="after 1 attempts"):
+            artifact_store().get("probe/x")
+        assert time.monotonic() - start < 2  # a reader's web thread is not held for long
+
+
+def test_a_source_missing_from_storage_fails_its_run_once_and_is_restored_by_resubmitting(
+    clients, s3, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        body = submit(clients["owner"]).json()
+    source = Source.objects.get(sha256=body["source_sha256"])
+    s3.delete_object(Bucket=s3.bucket, Key=source.key)
+    node = make_node("n", [HW])
+    claim = node.post(f"/api/agent/runs/{body['runs'][0]['id']}/claim/")
+    assert claim.status_code == 409 and "missing from artifact storage" in claim.json()["detail"]
+    run = Run.objects.get(pk=body["runs"][0]["id"])
+    assert (run.state, run.failure_code, run.attempt) == ("failed", "SOURCE_MISSING", 0)
+    with django_capture_on_commit_callbacks(execute=True):
+        again = submit(clients["owner"]).json()
+    assert s3.get_object(Bucket=s3.bucket, Key=source.key)["Body"].read().decode() == VECTOR_ADD
+    claim = node.post(f"/api/agent/runs/{again['runs'][0]['id']}/claim/")
+    assert claim.status_code == 200 and claim.json()["source"] == VECTOR_ADD

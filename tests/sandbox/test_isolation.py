@@ -10,6 +10,7 @@ import socket
 import tempfile
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -216,26 +217,31 @@ while True:
 """
 
 
-def _sandbox_processes(uid: int) -> list[int]:
+def _sandbox_processes(uid: int, mark: str) -> list[int]:
+    """Processes of this test's own sandbox: the sandbox uid AND `mark` in the command line
+    (other farms on the machine may run sandboxes under the same uid meanwhile)."""
     pids = []
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
             lines = status.read_text().splitlines()
+            cmdline = (status.parent / "cmdline").read_bytes().decode(errors="replace")
         except OSError:
             continue
         uids = next((ln.split()[1:] for ln in lines if ln.startswith("Uid:")), [])
-        if str(uid) in uids[:1]:
+        if str(uid) in uids[:1] and mark in cmdline:
             pids.append(int(status.parent.name))
     return pids
 
 
 def test_fork_bomb_is_contained(bwrap_runner, tmp_path):
-    ran = run_in(bwrap_runner, FORK_BOMB, tmp_path, limits=Limits(pids=64, wall_seconds=3))
+    mark = f"fork bomb {uuid.uuid4().hex}"  # its forks share this command line
+    code = FORK_BOMB + f"# {mark}\n"
+    ran = run_in(bwrap_runner, code, tmp_path, limits=Limits(pids=64, wall_seconds=3))
     assert ran.termination.limit == "wall_seconds"
     assert ran.termination.signal == signal.SIGKILL
     if bwrap_runner.user is not None:
         time.sleep(0.5)
-        assert _sandbox_processes(bwrap_runner.user.pw_uid) == []  # the whole tree is gone
+        assert _sandbox_processes(bwrap_runner.user.pw_uid, mark) == []  # the tree is gone
     assert_healthy(bwrap_runner, tmp_path)
 
 
