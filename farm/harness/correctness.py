@@ -43,12 +43,13 @@ def compare(
         if not found:
             found, one = _values(out.to(device), ref.to(device), name, problem)
             stats = {k: max(stats[k], one.get(k, 0.0)) for k in stats}
-            found += [
-                r
-                for inv in problem.invariants
-                if inv.output == i
-                for r in _invariant(out.to(device), inv, name)
-            ]
+            if not found:
+                found = [
+                    r
+                    for inv in problem.invariants
+                    if inv.output == i
+                    for r in _invariant(out.to(device), inv, name)
+                ]
         reasons += found
     return reasons, stats
 
