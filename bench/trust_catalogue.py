@@ -62,7 +62,9 @@ def run_one(path: Path, device: str, mode: str) -> dict[str, Any]:
     try:
         doc = evaluate(path, problem=header["problem"], device=device, mode=mode)
         verdict = doc["verdict"]
-        reasons = [f"{r['code']}: {r['detail'][:140]}" for r in doc["reasons"][:2]]
+        reasons = [
+            f"{r['code']}: {' '.join(r['detail'].split())[:160]}" for r in doc["reasons"][:2]
+        ]
         findings = sorted({f["code"] for f in doc["guard"]["findings"]})
     except Exception as exc:  # a farm failure is a row of the table, not the end of the run
         verdict, reasons, findings = "FARM_ERROR", [f"{type(exc).__name__}: {exc}"[:200]], []

@@ -221,15 +221,17 @@ class ThreadCensus:
         return found
 
     def left_threads(self, before: ThreadCensus) -> LeftThreads:
-        return LeftThreads({t: ns for t, ns in self.cpu_ns.items() if t not in before.cpu_ns})
+        new = {t: ns for t, ns in self.cpu_ns.items() if t not in before.cpu_ns}
+        return LeftThreads(new, python_thread_ids() & set(new))
 
 
 class LeftThreads:
     """Threads that appeared during a call and were alive when it returned, with their CPU time
-    (ns) at that moment. Evidence of work outside the timer is CPU they spend afterwards."""
+    (ns) at that moment. Evidence of work outside the timer is CPU they spend afterwards, or
+    their ending (a Python thread's run() returning) before the next check."""
 
-    def __init__(self, cpu_ns: dict[int, int]) -> None:
-        self.cpu_ns = cpu_ns
+    def __init__(self, cpu_ns: dict[int, int], python: set[int]) -> None:
+        self.cpu_ns, self.python = cpu_ns, python
 
     def findings(self) -> list[Finding]:
         if not self.cpu_ns:
@@ -240,7 +242,10 @@ class LeftThreads:
             for tid, ns in self.cpu_ns.items()
             if tid in now and now[tid] - ns > LEFT_THREAD_CPU_NS
         }
+        # a Python thread leaves threading's table when run() returns, before its kernel task
+        # is gone; either way it ran after the call
         ended = [tid for tid in self.cpu_ns if tid not in now]
+        ended += list(self.python - python_thread_ids() - set(ended))
         if busy or ended:
             worst = max(busy.values(), default=0) / 1e6
             return [
@@ -274,6 +279,11 @@ def thread_cpu_ns() -> dict[int, int]:
         except (OSError, ValueError, IndexError):
             continue
     return found
+
+
+def python_thread_ids() -> set[int]:
+    """Kernel task ids of the live Python threads of this process."""
+    return {t.native_id for t in threading.enumerate() if t.native_id is not None}
 
 
 def threads_in_user_code() -> set[int]:
