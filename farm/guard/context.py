@@ -26,6 +26,7 @@ class SourceContext:
         self.container_lines: dict[str, int] = {}
         self.entry_functions: set[ast.AST] = set()
         self.identity_names: set[str] = set()
+        self.namespace_names: set[str] = set()  # bound to vars(x), globals(), x.__dict__
         self.shape_names: set[str] = set()
 
     def learn(self) -> None:
@@ -98,6 +99,8 @@ class SourceContext:
                 self.identity_names.update(names)
             if self.is_shape(node.value):
                 self.shape_names.update(names)
+            if _namespace_expr(node.value, self):
+                self.namespace_names.update(names)
 
     # -- helpers ------------------------------------------------------------------------
 
@@ -238,3 +241,10 @@ def walk_skipping_alignment(expr: ast.AST) -> Iterator[ast.AST]:
             continue
         yield node
         todo.extend(ast.iter_child_nodes(node))
+
+
+def _namespace_expr(expr: ast.AST, ctx: SourceContext) -> bool:
+    """vars(x), globals(), locals() or x.__dict__: a namespace that writes go straight into."""
+    if isinstance(expr, ast.Call):
+        return (ctx.dotted(expr.func) or "") in ("vars", "globals", "locals")
+    return isinstance(expr, ast.Attribute) and expr.attr == "__dict__"

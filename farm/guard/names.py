@@ -259,6 +259,22 @@ DATA_LOADERS = {
     "numpy.array",
 }
 
+# The only gc function a kernel has a use for; the rest walk or rewire the object graph.
+GC_ALLOWED = {"gc.collect"}
+# Reflective calls whose attribute-name argument must be a literal the guard can read.
+REFLECTIVE_CALLS = {
+    "operator.attrgetter",
+    "operator.methodcaller",
+    "object.__getattribute__",
+    "type.__getattribute__",
+    "inspect.getattr_static",
+    "vars",
+    "globals",
+    "locals",
+}
+# Methods that change a namespace dict (vars(module).update(...)).
+NAMESPACE_WRITERS = {"update", "setdefault", "pop", "popitem", "clear", "__setitem__"}
+
 # Environment keys that hold secrets or the evaluation's seeds.
 SECRET_KEY_WORDS = (
     "SEED",

@@ -184,7 +184,25 @@ _RULES = [
         "sets or deletes attributes by computed names, or "
         "builds the name of a guarded function out of pieces",
     ),
-    Rule("COMPUTED_GETATTR", "flag", "reads an attribute by a computed name"),
+    Rule(
+        "COMPUTED_GETATTR",
+        "reject",
+        "reads an attribute by a computed name (getattr, attrgetter, __getattribute__): "
+        "the guard cannot tell which function it reaches",
+    ),
+    Rule(
+        "REFLECTIVE_ACCESS",
+        "reject",
+        "reaches a module's or object's namespace reflectively (vars(module)[...] =, "
+        "__dict__ writes, globals() writes, gc beyond gc.collect) to replace or find what the "
+        "guard's name rules watch",
+    ),
+    Rule(
+        "SOURCE_ENCODING",
+        "reject",
+        "declares a source encoding other than UTF-8 (a PEP 263 coding cookie): Python would "
+        "run a different text from the one the guard read; save the file as plain UTF-8",
+    ),
     Rule("SYNTAX_ERROR", "flag", "the source does not parse; the guard could not read it"),
     # -- runtime (farm.guard.runtime) ---------------------------------------------------------
     Rule(

@@ -19,10 +19,12 @@ side checks the reported times against its own wall clock (farm.guard.plausibili
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib
 import os
 import sys
+import sysconfig
 import threading
 import types
 from collections import Counter
@@ -93,6 +95,7 @@ class IntegrityMonitor:
         self._snapshot: dict[str, tuple[int, str]] = {}
         self._modules: dict[str, Any] = {}  # sys.modules entries that must stay put
         self._pending: list[Finding] = []
+        self._left: list[LeftThreads] = []
         if defaults:
             for module, attr in DEFAULT_TARGETS:
                 self._protect_path(module, attr)
@@ -127,6 +130,9 @@ class IntegrityMonitor:
         """Findings for every protected function that changed since the snapshot, plus those
         collected by `watch_call` since the last verify()."""
         found, self._pending = self._pending, []
+        for left in self._left:
+            found += left.findings()
+        self._left.clear()
         for name, (obj, attr) in self._targets.items():
             try:
                 now = fingerprint(_raw_attribute(obj, attr))
@@ -143,11 +149,14 @@ class IntegrityMonitor:
 
     @contextlib.contextmanager
     def watch_call(self) -> Iterator[None]:
-        """Around one call of the submission: threads and child processes it leaves running
-        are recorded for the next verify()."""
+        """Around one call of the submission: threads still running its code and child
+        processes it leaves are recorded at once; threads it started that stay alive are judged
+        at the next verify() by the CPU they used after the call returned."""
         before = ThreadCensus.take()
         yield
-        self._pending += ThreadCensus.take().findings_since(before)
+        after = ThreadCensus.take()
+        self._pending += after.findings_since(before)
+        self._left.append(after.left_threads(before))
 
     def _protect_path(self, module_name: str, attr_path: str) -> None:
         try:
@@ -172,40 +181,138 @@ def _raw_attribute(obj: Any, attr: str) -> Any:
     return getattr(obj, attr)
 
 
-class ThreadCensus:
-    """Python threads, native threads and child processes of this process at one moment."""
+# CPU time a thread left behind may spend after the call returned before it counts as work
+# outside the timer (ns). Idle pool threads blocked on a queue spend none; 2 ms is far above
+# the scheduler's accounting noise and far below any computation on real inputs.
+LEFT_THREAD_CPU_NS = 2_000_000
 
-    def __init__(self, python: set[int], native: int, children: set[int]) -> None:
-        self.python, self.native, self.children = python, native, children
+
+class ThreadCensus:
+    """Threads (kernel task ids) and child processes of this process at one moment, with the
+    CPU time each thread has used and, for Python threads, whether submission code is on its
+    stack."""
+
+    def __init__(
+        self, cpu_ns: dict[int, int], children: set[int], running_user_code: set[int]
+    ) -> None:
+        self.cpu_ns, self.children = cpu_ns, children
+        self.running_user_code = running_user_code
 
     @classmethod
     def take(cls) -> ThreadCensus:
-        python = {t.ident for t in threading.enumerate() if t.is_alive() and t.ident is not None}
-        return cls(python, native_thread_count(), child_pids())
+        return cls(thread_cpu_ns(), child_pids(), threads_in_user_code())
 
     def findings_since(self, before: ThreadCensus) -> list[Finding]:
+        """At the end of a call: threads running the submission's own code, child processes.
+        Threads left idle (a library's pool, such as Inductor's compile workers) are not
+        evidence by themselves; `LeftThreads.findings` judges them by the CPU they use later."""
         found = []
-        new_python = self.python - before.python
-        if new_python:
-            found.append(_finding("THREAD_LEFT_RUNNING", f"{len(new_python)} new Python thread(s)"))
-        elif self.native > before.native:
-            # Libraries start native pools lazily (torch's intra-op threads on the first
-            # call), so more native threads alone is evidence only when it keeps growing.
+        new = self.running_user_code - set(before.cpu_ns)
+        if new:
             found.append(
-                _finding("NATIVE_THREADS_ADDED", f"native threads {before.native} -> {self.native}")
+                _finding(
+                    "THREAD_LEFT_RUNNING",
+                    f"{len(new)} new thread(s) still running the submission's code",
+                )
             )
         new_children = self.children - before.children
         if new_children:
             found.append(_finding("PROCESS_LEFT_RUNNING", f"{len(new_children)} child process(es)"))
         return found
 
+    def left_threads(self, before: ThreadCensus) -> LeftThreads:
+        new = {t: ns for t, ns in self.cpu_ns.items() if t not in before.cpu_ns}
+        return LeftThreads(new, python_thread_ids() & set(new))
 
-def native_thread_count() -> int:
-    """Kernel-level threads of this process (/proc/self/task), including native pools."""
+
+class LeftThreads:
+    """Threads that appeared during a call and were alive when it returned, with their CPU time
+    (ns) at that moment. Evidence of work outside the timer is CPU they spend afterwards, or
+    their ending (a Python thread's run() returning) before the next check."""
+
+    def __init__(self, cpu_ns: dict[int, int], python: set[int]) -> None:
+        self.cpu_ns, self.python = cpu_ns, python
+
+    def findings(self) -> list[Finding]:
+        if not self.cpu_ns:
+            return []
+        now = thread_cpu_ns()
+        busy = {
+            tid: now[tid] - ns
+            for tid, ns in self.cpu_ns.items()
+            if tid in now and now[tid] - ns > LEFT_THREAD_CPU_NS
+        }
+        # a Python thread leaves threading's table when run() returns, before its kernel task
+        # is gone; either way it ran after the call
+        ended = [tid for tid in self.cpu_ns if tid not in now]
+        ended += list(self.python - python_thread_ids() - set(ended))
+        if busy or ended:
+            worst = max(busy.values(), default=0) / 1e6
+            return [
+                _finding(
+                    "THREAD_LEFT_RUNNING",
+                    f"of the threads started during the call, {len(busy)} used CPU after it "
+                    f"returned (up to {worst:.1f} ms) and {len(ended)} ran on until they ended",
+                )
+            ]
+        return [
+            _finding(
+                "NATIVE_THREADS_ADDED",
+                f"{len(self.cpu_ns)} thread(s) started during the call, idle after it returned",
+            )
+        ]
+
+
+def thread_cpu_ns() -> dict[int, int]:
+    """Kernel task id -> CPU time used (ns) of every thread of this process, from
+    /proc/self/task/<tid>/schedstat (first field: time on the CPU, ns; Linux >= 2.6.23).
+    Without /proc (not Linux): Python threads only, CPU time unknown (0)."""
+    found: dict[int, int] = {}
     try:
-        return len(os.listdir("/proc/self/task"))
+        tids = os.listdir("/proc/self/task")
     except OSError:
-        return threading.active_count()
+        return {t.native_id or 0: 0 for t in threading.enumerate()}
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat") as f:
+                found[int(tid)] = int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def python_thread_ids() -> set[int]:
+    """Kernel task ids of the live Python threads of this process."""
+    return {t.native_id for t in threading.enumerate() if t.native_id is not None}
+
+
+def threads_in_user_code() -> set[int]:
+    """Native ids of Python threads (other than this one) with a frame of code that is neither
+    the standard library, an installed package nor the farm: the submission's own functions."""
+    frames = sys._current_frames()  # the guard's own census, not reachable by the submission
+    me = threading.get_ident()
+    found = set()
+    for thread in threading.enumerate():
+        frame = frames.get(thread.ident or -1)
+        if thread.ident == me or frame is None or thread.native_id is None:
+            continue
+        while frame is not None:
+            if not frame.f_code.co_filename.startswith(_library_roots()):
+                found.add(thread.native_id)
+                break
+            frame = frame.f_back
+    return found
+
+
+@functools.cache
+def _library_roots() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    roots |= {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}  # the farm package
+    roots |= {p for p in sys.path if p.endswith(("site-packages", "dist-packages"))}
+    return tuple(sorted(os.path.realpath(r) + os.sep for r in roots)) + tuple(
+        sorted(r + os.sep for r in roots)
+    )
 
 
 def child_pids() -> set[int]:

@@ -23,6 +23,7 @@ from farm.guard.context import (
     flatten_targets,
     uses_values,
 )
+from farm.guard.encoding import SourceEncodingError, require_utf8
 from farm.guard.findings import Finding
 from farm.guard.obfuscation import scan_tokens
 from farm.guard.rules import rule
@@ -31,9 +32,21 @@ LARGE_LITERAL_CHARS = 4096
 LARGE_LITERAL_ITEMS = 256
 
 
-def scan_source(source: str, *, filename: str = "<submission>") -> list[Finding]:
-    """All findings for `source`, ordered by line. Never raises on bad source: a file that does
-    not parse gets a SYNTAX_ERROR flag (it will fail to import anyway) and the token pass."""
+def scan_source(source: str | bytes, *, filename: str = "<submission>") -> list[Finding]:
+    """All findings for `source` (the file's text, or its bytes), ordered by line. Never raises
+    on bad source: a file that does not parse gets a SYNTAX_ERROR flag (it will fail to import
+    anyway) and the token pass. Every rule reads the text Python runs: a source that Python
+    would decode with another codec than UTF-8 is rejected (SOURCE_ENCODING) before any other
+    rule, since the rules would be reading a different program."""
+    try:
+        require_utf8(source)
+    except SourceEncodingError as exc:
+        return [_finding("SOURCE_ENCODING", f"{filename} {exc}", 1)]
+    if isinstance(source, bytes):
+        try:
+            source = source.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            return [_finding("SOURCE_ENCODING", f"{filename} is not UTF-8 (byte {exc.start})", 1)]
     try:
         tree = ast.parse(source, filename=filename)
     except (SyntaxError, ValueError) as exc:
@@ -101,14 +114,28 @@ class _Scanner(SourceContext):
             code = _module_rule(module)
             if code:
                 self.add(code, f"imports {module}", node)
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                self._check_name_use(f"{node.module}.{alias.name}", node, verb="imports")
+
+    def _check_name_use(self, name: str, node: ast.AST, *, verb: str) -> None:
+        """The rules for a dotted name however the source reaches it: called, read as an
+        attribute, imported under an alias (`from torch.cuda import memory as allocator`)."""
+        if name in N.CALL_RULES:
+            self.add(N.CALL_RULES[name], f"{verb} {name}", node)
+        for prefix, code in N.PREFIX_RULES.items():
+            if name.startswith(prefix):
+                self.add(code, f"{verb} {name}", node)
+        if name.split(".")[-1] in N.ATTRIBUTE_RULES:
+            self.add(N.ATTRIBUTE_RULES[name.split(".")[-1]], f"{verb} {name}", node)
+        if name.startswith("gc.") and name not in N.GC_ALLOWED:
+            self.add("REFLECTIVE_ACCESS", f"{verb} {name}", node)
 
     def check_call(self, node: ast.Call) -> None:
         name = self.dotted(node.func) or ""
-        if name in N.CALL_RULES:
-            self.add(N.CALL_RULES[name], f"calls {name}()", node)
-        for prefix, code in N.PREFIX_RULES.items():
-            if name.startswith(prefix):
-                self.add(code, f"calls {name}()", node)
+        self._check_name_use(name, node, verb="calls")
+        if name in N.REFLECTIVE_CALLS:
+            self._check_reflective_call(name, node)
         if isinstance(node.func, ast.Attribute) and node.func.attr in N.METHOD_RULES:
             self.add(N.METHOD_RULES[node.func.attr], f"calls .{node.func.attr}()", node)
         if name in N.STREAM_FACTORIES:
@@ -202,6 +229,17 @@ class _Scanner(SourceContext):
         if code:
             self.add(code, f"reaches {full} through getattr()", node)
 
+    def _check_reflective_call(self, name: str, node: ast.Call) -> None:
+        """attrgetter / methodcaller / __getattribute__ / getattr_static with a name the guard
+        cannot read; vars() / globals() namespaces changed through a method."""
+        if name in ("vars", "globals", "locals"):
+            parent = self.parents.get(node)
+            if isinstance(parent, ast.Attribute) and parent.attr in N.NAMESPACE_WRITERS:
+                self.add("REFLECTIVE_ACCESS", f"changes {name}() through .{parent.attr}()", node)
+            return
+        if not node.args or any(const_str(a) is None for a in node.args[-1:]):
+            self.add("COMPUTED_GETATTR", f"{name}() with a computed attribute name", node)
+
     def check_compile_mode(self, node: ast.Call) -> None:
         text = ast.unparse(node)
         if "reduce-overhead" in text or "max-autotune" in text or "cudagraphs" in text:
@@ -235,9 +273,18 @@ class _Scanner(SourceContext):
     def check_attribute(self, node: ast.Attribute) -> None:
         if node.attr in N.ATTRIBUTE_RULES:
             self.add(N.ATTRIBUTE_RULES[node.attr], f"uses .{node.attr}", node)
+        parent = self.parents.get(node)
+        if (
+            node.attr == "__dict__"
+            and isinstance(parent, ast.Attribute)
+            and parent.attr in N.NAMESPACE_WRITERS
+        ):
+            self.add("REFLECTIVE_ACCESS", f"changes a __dict__ through .{parent.attr}()", node)
         name = self.dotted(node)
         if name is None:
             return
+        if name.startswith("gc.") and name not in N.GC_ALLOWED:
+            self.add("REFLECTIVE_ACCESS", f"uses {name}", node)
         if name.split(".")[0] == "farm":
             self.add("HARNESS_TAMPERING", f"uses {name}", node)
         if name in ("os.environ", "os.environb") and not self._is_keyed_environ_read(node):
@@ -246,9 +293,9 @@ class _Scanner(SourceContext):
             parent = self.parents.get(node)
             if isinstance(parent, ast.Attribute) and parent.attr not in ("get",):
                 self.add("SYS_MODULES_PATCH", f"calls sys.modules.{parent.attr}", node)
-        for prefix in ("torch.cuda.memory._", "torch._C._cuda_", "torch.cuda._"):
-            if name.startswith(prefix) and not isinstance(self.parents.get(node), ast.Call):
-                self.add(N.PREFIX_RULES[prefix], f"uses {name}", node)
+        if not isinstance(parent, ast.Attribute):
+            # the whole dotted name, whether called or passed around as a value
+            self._check_name_use(name, node, verb="uses")
         if name in ("sys.stdout.buffer", "sys.stdout.fileno", "sys.stdout.write"):
             self.add("OUTPUT_CHANNEL", f"uses {name}", node)
 
@@ -274,6 +321,8 @@ class _Scanner(SourceContext):
             if full and full.split(".")[0] in self.module_roots():
                 self._check_store(full, node)
         elif isinstance(target, ast.Subscript):
+            if self._is_namespace(target.value):
+                self.add("REFLECTIVE_ACCESS", "writes into a namespace by subscript", node)
             base = self.dotted(target.value) or ""
             if base == "sys.modules":
                 self.add("SYS_MODULES_PATCH", "assigns into sys.modules", node)
@@ -285,6 +334,18 @@ class _Scanner(SourceContext):
                 self.add("OUTPUT_REPLAY_CACHE", "stores by tensor identity or content", node)
             elif self.is_module_container(target.value) and self.in_entry_point(node):
                 self.add("MODULE_CACHE", f"fills module-level '{ast.unparse(target.value)}'", node)
+
+    def _is_namespace(self, node: ast.AST) -> bool:
+        """vars(x), globals(), locals(), x.__dict__ or a name bound to one of them."""
+        if isinstance(node, ast.Call) and (self.dotted(node.func) or "") in (
+            "vars",
+            "globals",
+            "locals",
+        ):
+            return True
+        if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+            return True
+        return isinstance(node, ast.Name) and node.id in self.namespace_names
 
     def _check_container_fill(self, node: ast.Call) -> None:
         func = node.func
@@ -365,6 +426,12 @@ class _Scanner(SourceContext):
         )
 
     def check_subscript_key(self, node: ast.Subscript) -> None:
+        if (
+            isinstance(node.ctx, ast.Load)
+            and self._is_namespace(node.value)
+            and const_str(node.slice) is None
+        ):
+            self.add("COMPUTED_GETATTR", "reads a namespace by a computed key", node)
         if isinstance(node.ctx, ast.Load) and self.has_identity(node.slice):
             base = node.value
             if (

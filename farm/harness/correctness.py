@@ -2,8 +2,12 @@
 
 Rules (every one must hold, for every output): exact count, shape and dtype; no NaN or Inf; not
 all zero when the reference is not; every element within |out - ref| <= atol + rtol * |ref|
-(the problem's tolerance for the output dtype; integer and bool outputs must match exactly).
-There is no "99 % of elements" allowance: one wrong element fails.
+(the problem's tolerance for the output dtype; integer and bool outputs must match exactly);
+where the problem sets one, the normwise error ||out - ref|| / ||ref|| within `norm_rtol`; and
+every invariant the problem states (softmax rows sum to 1, probabilities in [0, 1]) holds on
+the output itself. There is no "99 % of elements" allowance: one wrong element fails.
+Tolerances are calibrated per dtype from honest in-dtype implementations against fp64
+(bench/calibrate_tolerances.py, docs/tolerances.md).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any
 import torch
 
 from farm.result import reason
-from farm.suite.model import Problem, Tolerance
+from farm.suite.model import Invariant, Problem, Tolerance
 
 _CHUNK = 1 << 24  # elements compared at a time (bounds the extra memory)
 
@@ -32,13 +36,20 @@ def compare(
             reason("OUTPUT_COUNT", f"returned {len(outputs)} outputs, expected {len(expected)}")
         ], {}
     reasons: list[dict[str, Any]] = []
-    stats = {"max_abs_err": 0.0, "max_rel_err": 0.0}
+    stats = {"max_abs_err": 0.0, "max_rel_err": 0.0, "norm_err": 0.0}
     for i, (out, ref) in enumerate(zip(outputs, expected)):
         name = problem.outputs[i].name if i < len(problem.outputs) else f"output {i}"
         found = _structure(out, ref, name)
         if not found:
             found, one = _values(out.to(device), ref.to(device), name, problem)
             stats = {k: max(stats[k], one.get(k, 0.0)) for k in stats}
+            if not found:
+                found = [
+                    r
+                    for inv in problem.invariants
+                    if inv.output == i
+                    for r in _invariant(out.to(device), inv, name)
+                ]
         reasons += found
     return reasons, stats
 
@@ -81,6 +92,7 @@ def _tolerance(
 ) -> tuple[list[dict[str, Any]], dict[str, float]]:
     wide = torch.float64 if o.dtype == torch.float64 else torch.float32
     bad, max_abs, max_rel, first = 0, 0.0, 0.0, -1
+    err_sq, ref_sq = 0.0, 0.0
     for start in range(0, o.numel(), _CHUNK):
         oc, rc = o[start : start + _CHUNK].to(wide), r[start : start + _CHUNK].to(wide)
         err = (oc - rc).abs()
@@ -92,7 +104,17 @@ def _tolerance(
         bad += n
         max_abs = max(max_abs, float(err.max()))
         max_rel = max(max_rel, float((err / rc.abs().clamp_min(1e-30)).max()))
-    stats = {"max_abs_err": max_abs, "max_rel_err": max_rel}
+        err_sq += float(err.double().square().sum())
+        ref_sq += float(rc.double().square().sum())
+    norm = (err_sq / ref_sq) ** 0.5 if ref_sq > 0 else 0.0
+    stats = {"max_abs_err": max_abs, "max_rel_err": max_rel, "norm_err": norm}
+    if not bad and tol.norm_rtol is not None and norm > tol.norm_rtol:
+        detail = (
+            f"{name}: normwise error ||out - ref|| / ||ref|| = {norm:.3g} is above "
+            f"norm_rtol={tol.norm_rtol:g}: every element is off, as when computed at a lower "
+            "precision than the dtype"
+        )
+        return [reason("MISMATCH", detail)], stats
     if not bad:
         return [], stats
     detail = (
@@ -101,6 +123,36 @@ def _tolerance(
         f"expected {float(r[first]):.6g})"
     )
     return [reason("MISMATCH", detail)], stats
+
+
+def _invariant(out: torch.Tensor, inv: Invariant, name: str) -> list[dict[str, Any]]:
+    """INVARIANT when the output breaks a property the problem states (checked in fp64)."""
+    if not out.is_floating_point() or out.numel() == 0:
+        return []
+    slack = inv.tolerance.get(_dt(out))
+    if slack is None:
+        return []
+    wide = out.double()
+    if inv.kind == "sum":
+        off = float((wide.sum(inv.dim) - inv.value).abs().max())
+        if off > slack:
+            return [
+                reason(
+                    "INVARIANT",
+                    f"{name}: sums over dim {inv.dim} are off {inv.value:g} by up to {off:.3g} "
+                    f"(allowed {slack:g})",
+                )
+            ]
+        return []
+    low, high = float(wide.min()), float(wide.max())
+    if low < inv.low - slack or high > inv.high + slack:
+        return [
+            reason(
+                "INVARIANT",
+                f"{name}: values span [{low:.6g}, {high:.6g}], outside [{inv.low:g}, {inv.high:g}]",
+            )
+        ]
+    return []
 
 
 def _dt(t: torch.Tensor) -> str:

@@ -34,6 +34,7 @@ from farm.sandbox.base import Runner, RunnerAbsent, SandboxProcess, SandboxUnava
 from farm.sandbox.limits import DeviceAssignment, Limits
 from farm.sandbox.process import prlimit_path
 from farm.sandbox.toolchain import host_root, node_toolchain, outermost
+from farm.sandbox.workdir import capped_workdir
 
 USER_ENV = "FARM_SANDBOX_USER"
 DEFAULT_USER = "farm-sandbox"
@@ -134,19 +135,30 @@ class BwrapRunner(Runner):
     ) -> SandboxProcess:
         workdir = Path(workdir).resolve()
         self._give_workdir(workdir)
+        unmount = capped_workdir(
+            workdir,
+            limits,
+            uid=self.user.pw_uid if self.user else None,
+            gid=self.user.pw_gid if self.user else None,
+        )
         mounts = mount_args(workdir=workdir, device=device, ro_binds=ro_binds, limits=limits)
         settings = [*_env_args({**base_env(), **env}), "--chdir", str(workdir)]
-        popen = subprocess.Popen(
-            self.command(argv, limits=limits, mounts=mounts + settings, device=device),
-            env={},
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            bufsize=0,
-            start_new_session=True,
-            close_fds=True,
-        )
-        return SandboxProcess(popen, limits, signal_from_status=True)
+        try:
+            popen = subprocess.Popen(
+                self.command(argv, limits=limits, mounts=mounts + settings, device=device),
+                env={},
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                bufsize=0,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except BaseException:
+            if unmount:
+                unmount()
+            raise
+        return SandboxProcess(popen, limits, signal_from_status=True, cleanup=unmount)
 
     def command(
         self,

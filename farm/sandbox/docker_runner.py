@@ -19,12 +19,13 @@ import socket
 import struct
 import subprocess
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from farm.sandbox.base import Runner, RunnerAbsent, SandboxProcess, SandboxUnavailable
 from farm.sandbox.limits import DeviceAssignment, Limits, Vendor
+from farm.sandbox.workdir import capped_workdir
 
 SANDBOX_UID = 10001  # the `sandbox` user of deploy/sandbox/Dockerfile.* and host_image
 HOST_ENV_LABEL = "farm.sandbox.host-env"  # "1": the image runs the node's software, bound in
@@ -184,6 +185,24 @@ class DockerRunner(Runner):
         workdir = Path(workdir).resolve()
         if os.geteuid() == 0:
             os.chown(workdir, SANDBOX_UID, SANDBOX_UID)
+        unmount = capped_workdir(workdir, limits, uid=SANDBOX_UID, gid=SANDBOX_UID)
+        try:
+            return self._start(argv, workdir, env, limits, device, ro_binds, unmount)
+        except BaseException:
+            if unmount:
+                unmount()
+            raise
+
+    def _start(
+        self,
+        argv: list[str],
+        workdir: Path,
+        env: dict[str, str],
+        limits: Limits,
+        device: DeviceAssignment | None,
+        ro_binds: Sequence[Path],
+        unmount: Callable[[], None] | None,
+    ) -> SandboxProcess:
         runtime = self.runtime if device is None else None
         config = container_config(
             argv,
@@ -206,8 +225,14 @@ class DockerRunner(Runner):
             with contextlib.suppress(Exception):
                 container.remove(force=True)
             raise _unusable(exc, device.vendor if device else None) from None
+
+        def cleanup() -> None:
+            handle.remove()
+            if unmount:
+                unmount()
+
         return SandboxProcess(
-            handle, limits, signal_from_status=True, kill=handle.kill, cleanup=handle.remove
+            handle, limits, signal_from_status=True, kill=handle.kill, cleanup=cleanup
         )
 
 

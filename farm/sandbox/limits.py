@@ -32,6 +32,8 @@ class Limits:
     open_files: file descriptors per process (RLIMIT_NOFILE).
     tmp_bytes: size of each private tmpfs (/tmp, /dev/shm). tmpfs pages are host memory that
         no rlimit counts, so they get their own cap.
+    workdir_bytes: size of the tmpfs mounted on the work dir (farm.sandbox.workdir): all the
+        program may write there (caches of Triton, Inductor and torch extensions included).
     """
 
     memory_bytes: int = 16 * GiB
@@ -43,14 +45,17 @@ class Limits:
     file_size_bytes: int = 1 * GiB
     open_files: int = 4096
     tmp_bytes: int = 4 * GiB
+    workdir_bytes: int = 2 * GiB
 
     def __post_init__(self) -> None:
         for name in ("memory_bytes", "pids", "cpu_seconds", "output_bytes", "stderr_bytes"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"Limits.{name} must be positive, got {getattr(self, name)}")
-        if min(self.wall_seconds, self.file_size_bytes, self.open_files, self.tmp_bytes) <= 0:
+        sizes = (self.file_size_bytes, self.open_files, self.tmp_bytes, self.workdir_bytes)
+        if min(self.wall_seconds, *sizes) <= 0:
             raise ValueError(
-                "Limits: wall_seconds, file_size_bytes, open_files, tmp_bytes must be positive"
+                "Limits: wall_seconds, file_size_bytes, open_files, tmp_bytes, workdir_bytes "
+                "must be positive"
             )
 
 

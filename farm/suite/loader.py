@@ -24,6 +24,7 @@ from farm.suite.model import (
     FLOAT_DTYPES,
     LANGUAGES,
     PASSES,
+    Invariant,
     Problem,
     TensorSpec,
     Tolerance,
@@ -49,6 +50,7 @@ _KNOWN_KEYS = {
     "languages",
     "pass",
     "requires",
+    "invariants",
     "extra",
 }
 
@@ -214,6 +216,7 @@ class _Validator:
             languages=languages,
             pass_=self.choice(data, "pass", PASSES, default="forward"),
             requires=tuple(data.get("requires", ())),
+            invariants=self.invariants(data.get("invariants", []), outputs, dtypes),
             directory=directory,
             extra=dict(data.get("extra", {}) or {}),
         )
@@ -281,15 +284,56 @@ class _Validator:
                 raise self.fail(f, "must be a mapping with atol and rtol")
             atol = self.get(tol, "atol", (int, float), f"{f}.atol")
             rtol = self.get(tol, "rtol", (int, float), f"{f}.rtol")
+            norm = tol.get("norm_rtol")
+            if norm is not None and (not isinstance(norm, int | float) or norm <= 0):
+                raise self.fail(f"{f}.norm_rtol", "must be a positive number when given")
             if atol < 0 or rtol < 0:
                 raise self.fail(f, "atol and rtol must be >= 0")
-            result[dtype] = Tolerance(float(atol), float(rtol))
+            unknown_keys = sorted(set(tol) - {"atol", "rtol", "norm_rtol"})
+            if unknown_keys:
+                raise self.fail(f"{f}.{unknown_keys[0]}", "unknown key (atol, rtol, norm_rtol)")
+            result[dtype] = Tolerance(
+                float(atol), float(rtol), None if norm is None else float(norm)
+            )
         missing = sorted(needed - set(result))
         if missing:
             raise self.fail(
                 f"tolerance.{missing[0]}", "is required (a workload or output uses this dtype)"
             )
         return result
+
+    def invariants(
+        self, items: Any, outputs: tuple[TensorSpec, ...], dtypes: tuple[str, ...]
+    ) -> tuple[Invariant, ...]:
+        """`invariants:` entries: {kind: sum, output, dim, value, tolerance: {dtype: x}} or
+        {kind: bounds, output, low, high, tolerance: {dtype: x}}."""
+        if not isinstance(items, list):
+            raise self.fail("invariants", "must be a list")
+        names = [o.name for o in outputs]
+        found = []
+        for i, item in enumerate(items):
+            f = f"invariants[{i}]"
+            if not isinstance(item, dict):
+                raise self.fail(f, "must be a mapping")
+            kind = self.choice(item, "kind", ("sum", "bounds"), f"{f}.kind")
+            output = self.get(item, "output", str, f"{f}.output")
+            if output not in names:
+                raise self.fail(f"{f}.output", f"'{output}' is not an output ({', '.join(names)})")
+            tol = self.get(item, "tolerance", dict, f"{f}.tolerance")
+            missing = sorted(set(dtypes) - set(tol))
+            if missing:
+                raise self.fail(f"{f}.tolerance.{missing[0]}", "is required (a workload dtype)")
+            numbers = {k: float(v) for k, v in item.items() if k in ("value", "low", "high")}
+            found.append(
+                Invariant(
+                    kind=kind,
+                    output=names.index(output),
+                    tolerance={str(k): float(v) for k, v in tol.items()},
+                    dim=int(item.get("dim", -1)),
+                    **numbers,
+                )
+            )
+        return tuple(found)
 
     def workloads(
         self,

@@ -73,10 +73,33 @@ class TensorSpec:
 
 @dataclass(frozen=True)
 class Tolerance:
-    """Per element: |out - ref| <= atol + rtol * |ref| must hold for every element."""
+    """Per element: |out - ref| <= atol + rtol * |ref| must hold for every element.
+
+    norm_rtol, when set: the normwise relative error ||out - ref||_2 / ||ref||_2 must not exceed
+    it. An honest in-dtype chain errs by several ulp only on small elements, which weigh little
+    in the norm; a lower-precision format (fp8 storage, fp16 inputs) errs on every element, the
+    large ones included. Values are calibrated by bench/calibrate_tolerances.py
+    (docs/tolerances.md)."""
 
     atol: float
     rtol: float
+    norm_rtol: float | None = None
+
+
+@dataclass(frozen=True)
+class Invariant:
+    """A property every correct output has, checked on the candidate's output itself (so it
+    holds however the reference rounds): `sum` — the sum over `dim` equals `value` within
+    `tolerance[dtype]` (softmax rows sum to 1); `bounds` — every element lies in
+    [low, high] (probabilities in [0, 1]), with `tolerance[dtype]` of slack."""
+
+    kind: str  # "sum" | "bounds"
+    output: int  # index of the output it applies to
+    tolerance: dict[str, float]
+    dim: int = -1
+    value: float = 0.0
+    low: float = float("-inf")
+    high: float = float("inf")
 
 
 @dataclass(frozen=True)
@@ -113,6 +136,7 @@ class Problem:
     languages: tuple[str, ...] = LANGUAGES
     pass_: str = "forward"
     requires: tuple[str, ...] = ()  # hardware features, e.g. "fp8"
+    invariants: tuple[Invariant, ...] = ()
     directory: Path = field(default=Path("."), compare=False)
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 

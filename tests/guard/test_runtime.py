@@ -4,6 +4,8 @@ left behind, exact output types, Triton launch observation, stream counting."""
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import importlib.util
 import subprocess
 import sys
@@ -18,11 +20,13 @@ import torch
 
 from farm.guard import runtime
 from farm.guard.runtime import (
+    LEFT_THREAD_CPU_NS,
     IntegrityMonitor,
     LaunchObserver,
     StreamCounter,
     check_launches,
     check_output_type,
+    thread_cpu_ns,
 )
 
 
@@ -93,14 +97,58 @@ def test_deleted_protected_function_is_reported():
     assert codes(monitor.verify()) == ["TIMER_REPLACED"]
 
 
-def test_thread_left_running_after_a_call():
+def test_thread_running_submission_code_after_a_call():
+    """A thread whose stack holds code outside the libraries (here: this test file, as a
+    submission's would) is work outside the timer the moment the call returns."""
+    monitor = IntegrityMonitor(defaults=False)
+    stop = threading.Event()
+    with monitor.watch_call():
+        threading.Thread(target=lambda: stop.wait(), daemon=True).start()
+    assert "THREAD_LEFT_RUNNING" in codes(monitor.verify())
+    stop.set()
+    assert monitor.verify() == []  # reported once
+
+
+def test_idle_library_thread_is_only_flagged():
+    """A library pool left idle (Inductor's compile workers) is not evidence of work."""
     monitor = IntegrityMonitor(defaults=False)
     stop = threading.Event()
     with monitor.watch_call():
         threading.Thread(target=stop.wait, daemon=True).start()
+    try:
+        found = codes(monitor.verify())
+        assert "NATIVE_THREADS_ADDED" in found and "THREAD_LEFT_RUNNING" not in found
+    finally:
+        stop.set()
+
+
+def test_library_thread_working_after_the_call_is_rejected():
+    """Deferred work through library code only: the CPU the thread spends after the call
+    returned is the evidence."""
+    monitor = IntegrityMonitor(defaults=False)
+    work = functools.partial(hashlib.pbkdf2_hmac, "sha256", b"k", b"s", 400_000)
+    with monitor.watch_call():
+        thread = threading.Thread(target=work, daemon=True)
+        thread.start()
+    tid = thread.native_id
+    start = thread_cpu_ns().get(tid, 0)
+    while thread.is_alive() and thread_cpu_ns().get(tid, 0) - start < 3 * LEFT_THREAD_CPU_NS:
+        pass
+    try:
+        assert "THREAD_LEFT_RUNNING" in codes(monitor.verify())
+    finally:
+        thread.join()
+
+
+def test_thread_that_ends_after_the_call_is_rejected():
+    monitor = IntegrityMonitor(defaults=False)
+    go = threading.Event()
+    with monitor.watch_call():
+        thread = threading.Thread(target=go.wait, daemon=True)
+        thread.start()
+    go.set()
+    thread.join()
     assert "THREAD_LEFT_RUNNING" in codes(monitor.verify())
-    stop.set()
-    assert monitor.verify() == []  # reported once
 
 
 def test_joined_thread_is_fine():

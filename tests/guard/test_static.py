@@ -107,6 +107,26 @@ def rejected(source: str) -> set[str]:
             "import triton\n@triton.jit\ndef k(x):\n    pass\ndef kernel(x):\n    return x",
             "DECOY_KERNEL",
         ),
+        # reflective access: computed names, namespaces, gc, aliased imports, coding cookies
+        ("import triton.language as tl\nt = getattr(tl, name)", "COMPUTED_GETATTR"),
+        ("import operator\nf = operator.attrgetter(name)", "COMPUTED_GETATTR"),
+        ("import time\nf = vars(time)[name]", "COMPUTED_GETATTR"),
+        ("import time\nvars(time)['perf_counter_ns'] = lambda: 0", "REFLECTIVE_ACCESS"),
+        ("import time\nns = vars(time)\nns['perf_counter'] = None", "REFLECTIVE_ACCESS"),
+        ("import time\nvars(time).update(perf_counter=None)", "REFLECTIVE_ACCESS"),
+        ("import torch\ntorch.cuda.__dict__['synchronize'] = None", "REFLECTIVE_ACCESS"),
+        ("globals()['kernel'] = None", "REFLECTIVE_ACCESS"),
+        ("import gc\ngc.disable()", "REFLECTIVE_ACCESS"),
+        ("from gc import get_objects as everything", "INTROSPECTION"),
+        (
+            "from torch.cuda import memory as allocator\nf = allocator.caching_allocator_alloc",
+            "RAW_MEMORY",
+        ),
+        ("from torch.cuda.memory import _snapshot as snap", "RAW_MEMORY"),
+        ("import torch\nallocator = torch.cuda.memory\nfns = [allocator._snapshot]", "RAW_MEMORY"),
+        ("# -*- coding: utf-7 -*-\nimport torch", "SOURCE_ENCODING"),
+        ("#!/usr/bin/env python\n# vim: set fileencoding=latin-1 :\nx = 1", "SOURCE_ENCODING"),
+        ("# coding: no-such-codec\nx = 1", "SOURCE_ENCODING"),
     ],
 )
 def test_rule_rejects(source, code):
@@ -136,7 +156,6 @@ def test_rule_rejects(source, code):
         ("import os\nd = os.environ.get('TRITON_INTERPRET')", "ENV_READ"),
         ("text = open('notes.txt').read()", "FILESYSTEM_READ"),
         ("import torch\nx = torch._C._get_tracing_state()", "PRIVATE_TORCH_API"),
-        ("import triton.language as tl\nt = getattr(tl, name)", "COMPUTED_GETATTR"),
         ("def k(:\n    pass", "SYNTAX_ERROR"),
     ],
 )
@@ -286,6 +305,13 @@ HONEST = {
 @pytest.mark.parametrize("name", sorted(HONEST))
 def test_honest_patterns_are_not_rejected(name):
     assert not rejected(HONEST[name]), scan_source(textwrap.dedent(HONEST[name]))
+
+
+def test_utf8_cookie_and_bytes_read_as_python_reads_them():
+    assert rejected("# -*- coding: utf-8 -*-\nimport torch") == set()
+    assert scan_source(b"\xef\xbb\xbfimport torch\n") == []  # UTF-8 BOM
+    hidden = "# coding: utf-7\nx = 1 #+AAo-import gc+AAo-gc.get+AF8-objects()\n"
+    assert [f.code for f in scan_source(hidden.encode())] == ["SOURCE_ENCODING"]
 
 
 def test_findings_carry_code_line_and_explanation():

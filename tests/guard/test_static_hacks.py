@@ -13,7 +13,12 @@ from farm.guard.static import scan_source
 
 TESTS = Path(__file__).resolve().parents[1]
 HACKS = sorted(p for p in (TESTS / "hacks").glob("*.py") if not p.name.startswith("test_"))
-HONEST = sorted((TESTS / "solutions" / "correct").rglob("*.py"))
+HONEST = sorted(
+    [
+        *(TESTS / "solutions" / "correct").rglob("*.py"),
+        *(TESTS / "solutions" / "compiled").rglob("*.py"),
+    ]
+)
 HEADER = re.compile(r"^# (problem|cheat|source|static|expect): (.+)$", re.M)
 
 

@@ -50,3 +50,37 @@ def test_error_statistics_are_reported():
     ref = torch.softmax(torch.randn(4, 4), -1)
     reasons, stats = compare([ref + 1e-7], [ref], _problem(), device=CPU)
     assert reasons == [] and 0 < stats["max_abs_err"] < 1e-6
+
+
+def _bf16_softmax(seed=0):
+    x = 2 * torch.randn(64, 256, generator=torch.Generator().manual_seed(seed))
+    return x.bfloat16(), torch.softmax(x.bfloat16().float(), -1).bfloat16()
+
+
+def test_honest_bf16_chain_passes_and_fp8_storage_fails_normwise():
+    """The calibrated bf16 bounds: an unfused chain of bf16 ops passes; the same answer stored
+    through float8 with a per-row scale passes the per-element rule but not the normwise one."""
+    x, ref = _bf16_softmax()
+    e = (x - x.amax(-1, keepdim=True)).exp()
+    assert _codes([e / e.sum(-1, keepdim=True)], [ref]) == []
+    scale = ref.float().amax(-1, keepdim=True) / torch.finfo(torch.float8_e4m3fn).max
+    fp8 = ((ref.float() / scale).to(torch.float8_e4m3fn).float() * scale).bfloat16()
+    reasons, stats = compare([fp8], [ref], _problem(), device=CPU)
+    assert [r["code"] for r in reasons] == ["MISMATCH"]
+    assert "normwise" in reasons[0]["detail"] and stats["norm_err"] > 0.012
+
+
+def test_invariants_are_checked_on_the_output_itself():
+    """A row scaled by 1.03 stays within bf16's per-element rtol but breaks the row sum; a
+    value above 1 breaks the [0, 1] bound."""
+    _, ref = _bf16_softmax(1)
+    scaled = ref.clone()
+    scaled[3] = (scaled[3].float() * 1.03).bfloat16()
+    reasons, _ = compare([scaled], [ref], _problem(), device=CPU)
+    assert "INVARIANT" in [r["code"] for r in reasons]
+    assert "sums over dim -1" in next(r["detail"] for r in reasons if r["code"] == "INVARIANT")
+    above = torch.zeros(2, 4)
+    above[:, 0] = 1.0
+    above[0, 0], above[0, 1] = 1.5, -0.5  # rows still sum to 1; even the reference can't save it
+    reasons, _ = compare([above], [above.clone()], _problem(), device=CPU)
+    assert any("outside [0, 1]" in r["detail"] for r in reasons)

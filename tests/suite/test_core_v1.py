@@ -120,7 +120,10 @@ def test_units_and_tolerances(problem) -> None:  # type: ignore[no-untyped-def]
     for dtype in problem.dtypes:
         tol = problem.tolerance_for(dtype)
         if dtype == "bfloat16":
-            assert tol.atol <= 2e-2 and tol.rtol <= 2e-2
+            # per element up to ~10 ulp where honest bf16 chains need it (calibrated), but
+            # then the normwise bound keeps every element of a low-precision answer out
+            assert tol.atol <= 2e-2 and (tol.rtol <= 2e-2 or (tol.norm_rtol or 1) <= 2e-2)
+            assert tol.rtol <= 1e-1
         if dtype == "float32":
             assert tol.atol <= 5e-3 and tol.rtol <= 1e-4
 

@@ -133,3 +133,23 @@ def test_missing_reference(tmp_path: Path) -> None:
     (directory / "reference.py").unlink()
     with pytest.raises(SuiteError, match=r"^suite-x/scale/reference.py: missing$"):
         load_problem(directory, label="suite-x/")
+
+
+def test_tolerance_keys_and_invariants_are_checked(tmp_path: Path) -> None:
+    bad_key = with_changes(tolerance={"float32": {"atol": 1e-6, "rtol": 1e-6, "ntol": 1}})
+    assert load_error(tmp_path / "a", bad_key) == (
+        "suite-x/scale/problem.yaml: tolerance.float32.ntol unknown key (atol, rtol, norm_rtol)"
+    )
+    no_output = with_changes(
+        invariants=[{"kind": "sum", "output": "y", "value": 1, "tolerance": {"float32": 0}}]
+    )
+    assert load_error(tmp_path / "b", no_output) == (
+        "suite-x/scale/problem.yaml: invariants[0].output 'y' is not an output (out)"
+    )
+    good = with_changes(
+        tolerance={"float32": {"atol": 1e-6, "rtol": 1e-6, "norm_rtol": 1e-6}},
+        invariants=[{"kind": "bounds", "output": "out", "low": 0, "tolerance": {"float32": 0}}],
+    )
+    problem = load_problem(write_problem(tmp_path / "c", good))
+    assert problem.tolerance["float32"].norm_rtol == 1e-6
+    assert problem.invariants[0].low == 0.0 and problem.invariants[0].high == float("inf")

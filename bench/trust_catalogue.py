@@ -1,0 +1,111 @@
+"""Run the trust catalogue through the whole farm on one device and print the table.
+
+Each file of tests/hacks/ and tests/solutions/ carries its problem and the verdict the farm must
+give in its header; this evaluates every selected file with `farm.harness.supervisor.evaluate`
+(sandboxed worker, guard, checker) and prints file x expected x verdict x wall time, plus the
+first reasons. By default it runs the round-2 classes owned by the guard and the checker
+(source confusion, reflective access, low precision, work-dir fill, honest in-dtype chains,
+torch.compile); `--all` runs every hack and every honest solution.
+
+    PYTHONPATH=. python3 bench/trust_catalogue.py --device cpu
+    PYTHONPATH=. python3 bench/trust_catalogue.py --device npu-sim
+    PYTHONPATH=. FARM_LIMIT_COMPILE_S=120 python3 bench/trust_catalogue.py --device cuda \\
+        --json OUT/trust_catalogue_cuda.json
+
+Exit 1 when any file gets another verdict than its header names (a cheat PASSED, an honest
+kernel failed). torch.compile's first call compiles for ~30 s on a small CPU; raise
+FARM_LIMIT_COMPILE_S (the farm's compile allowance) on such nodes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from farm.harness.supervisor import evaluate
+
+TESTS = Path(__file__).resolve().parent.parent / "tests"
+HEADER = re.compile(r"^# (problem|expect): (\S+)", re.M)
+ROUND_2 = [
+    "hacks/coding_cookie_utf7.py",
+    "hacks/aliased_allocator_import.py",
+    "hacks/gc_aliased_import.py",
+    "hacks/vars_module_timer.py",
+    "hacks/computed_getattr_timer.py",
+    "hacks/precision_fp8_scaled_output.py",
+    "hacks/precision_downgrade.py",
+    "hacks/disk_fill_workdir.py",
+    "hacks/background_thread.py",
+    "solutions/correct/softmax__bf16_unfused_chain.py",
+    "solutions/correct/rmsnorm__bf16_chain.py",
+    "solutions/correct/softmax__triton.py",
+    "solutions/compiled/softmax__torch_compile.py",
+]
+
+
+def selected(everything: bool) -> list[Path]:
+    if not everything:
+        return [TESTS / rel for rel in ROUND_2]
+    hacks = [p for p in sorted((TESTS / "hacks").glob("*.py")) if not p.name.startswith("test_")]
+    honest = sorted((TESTS / "solutions" / "correct").glob("*.py"))
+    return hacks + honest + sorted((TESTS / "solutions" / "compiled").glob("*.py"))
+
+
+def run_one(path: Path, device: str, mode: str) -> dict[str, Any]:
+    header = dict(HEADER.findall(path.read_text(encoding="utf-8", errors="replace")))
+    start = time.monotonic()
+    try:
+        doc = evaluate(path, problem=header["problem"], device=device, mode=mode)
+        verdict = doc["verdict"]
+        reasons = [
+            f"{r['code']}: {' '.join(r['detail'].split())[:160]}" for r in doc["reasons"][:2]
+        ]
+        findings = sorted({f["code"] for f in doc["guard"]["findings"]})
+    except Exception as exc:  # a farm failure is a row of the table, not the end of the run
+        verdict, reasons, findings = "FARM_ERROR", [f"{type(exc).__name__}: {exc}"[:200]], []
+    return {
+        "file": str(path.relative_to(TESTS)),
+        "problem": header["problem"],
+        "expect": header["expect"],
+        "verdict": verdict,
+        "ok": verdict == header["expect"],
+        "wall_s": round(time.monotonic() - start, 1),
+        "reasons": reasons,
+        "findings": findings,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--device", default="cpu", help="cpu | npu-sim | cuda | rocm")
+    parser.add_argument("--mode", default="benchmark")
+    parser.add_argument("--all", action="store_true", help="every hack and honest solution")
+    parser.add_argument("--json", help="write the rows here")
+    args = parser.parse_args()
+    rows = []
+    print(f"| file | problem | expect | verdict ({args.device}) | wall s | first reason |")
+    print("|---|---|---|---|---|---|")
+    for path in selected(args.all):
+        row = run_one(path, args.device, args.mode)
+        rows.append(row)
+        mark = "" if row["ok"] else " **(unexpected)**"
+        first = row["reasons"][0] if row["reasons"] else ", ".join(row["findings"])
+        print(
+            f"| `{row['file']}` | {row['problem']} | {row['expect']} | {row['verdict']}{mark} "
+            f"| {row['wall_s']} | {first.replace('|', '/')} |",
+            flush=True,
+        )
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    bad = [r["file"] for r in rows if not r["ok"]]
+    print(f"{len(rows) - len(bad)} of {len(rows)} as expected" + (f"; not: {bad}" if bad else ""))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
