@@ -104,6 +104,7 @@ class Evaluation:
         self.entries: dict[str, dict[str, Any]] = {}
         self.rng = random.SystemRandom()
         self._last_stats: dict[str, float] = {}
+        self.ref_peak: dict[str, int] = {}  # workload id -> the reference's device peak (bytes)
         self.phases: dict[str, float] = {}
         self.limit_policy = opts.limit_policy or LimitPolicy.from_env()
         self.call_s: dict[str, float] = {}  # trusted wall time of a workload's last check (s)
@@ -270,7 +271,13 @@ class Evaluation:
 
     def _request(self, w: Workload, seed_base: int) -> dict[str, Any]:
         nbytes = [s.nbytes(w.axes, w.dtype) for s in self.problem.outputs]
-        return {"axes": w.axes, "dtype": w.dtype, "seed_base": seed_base, "output_nbytes": nbytes}
+        return {
+            "axes": w.axes,
+            "dtype": w.dtype,
+            "seed_base": seed_base,
+            "output_nbytes": nbytes,
+            "gpu_memory_bytes": self.gpu_limit_bytes(w),
+        }
 
     def _check(self, worker: WorkerProcess, w: Workload) -> dict[str, Any]:
         errors: list[dict[str, Any]] = []
@@ -304,10 +311,17 @@ class Evaluation:
     def _expected(self, w: Workload, seed: int, index: int) -> tuple[list[torch.Tensor], float]:
         """The reference outputs of call `index`, and the seconds the trusted side took to make
         them (input generation included): the yardstick of the candidate's time limits."""
+        device = self.target.torch_device
+        gpu = device.type == "cuda"
+        if gpu:
+            before = torch.cuda.memory_allocated(device)
+            torch.cuda.reset_peak_memory_stats(device)
         started = time.perf_counter()
-        ref = expected(self.problem, w, seed, index, self.target.torch_device)
-        if self.target.torch_device.type == "cuda":
-            torch.cuda.synchronize(self.target.torch_device)
+        ref = expected(self.problem, w, seed, index, device)
+        if gpu:
+            torch.cuda.synchronize(device)
+            peak = torch.cuda.max_memory_allocated(device) - before
+            self.ref_peak[w.id] = max(self.ref_peak.get(w.id, 0), peak)
         return ref, time.perf_counter() - started
 
     def _verify(
@@ -416,10 +430,13 @@ class Evaluation:
             return 0
 
     def gpu_limit_bytes(self, w: Workload) -> int | None:
-        """Device memory (bytes) the worker may hold while it serves `w`; None off GPUs."""
+        """Device memory (bytes) the worker may hold while it serves `w`: the stated factor
+        times the larger of the workload's inputs + outputs and the reference's own peak (input
+        generation included) as the trusted side measured it, plus the floor; None off GPUs."""
         if self.target.torch_device.type != "cuda":
             return None
-        return self.limit_policy.gpu_memory_bytes(self._workload_bytes(w))
+        need = max(self._workload_bytes(w), self.ref_peak.get(w.id, 0))
+        return self.limit_policy.gpu_memory_bytes(need)
 
     def _baselines(self, timed: list[Workload]) -> None:
         kinds = ["eager"] + (

@@ -88,6 +88,8 @@ class Session:
 
         op = request.get("op")
         try:
+            if request.get("gpu_memory_bytes"):  # this workload's cap (the watch enforces it)
+                _cap_device_memory(self.device, request["gpu_memory_bytes"])
             reply, tensors = getattr(self, f"op_{op}")(request)
         except SubmissionFailure as exc:
             reply, tensors = {"ok": False, "status": exc.status, "detail": exc.detail}, []
