@@ -31,7 +31,11 @@ def run_import(args: argparse.Namespace) -> int:
     drafts, skipped = importer(args.format)(root)
     name = args.name or f"{args.format}-{root.resolve().name}"
     dest = args.dest or user_suite_dir()
-    suite_hash, not_loaded = common.write_suite(name, drafts, dest, force=args.force)
+    try:
+        suite_hash, not_loaded = common.write_suite(name, drafts, dest, force=args.force)
+    except FarmError:
+        _print_skipped(skipped)  # the reasons matter most when nothing imported
+        raise
     skipped += not_loaded
     if args.format == "flashinfer":
         from farm.suite.importers import flashinfer
@@ -41,8 +45,7 @@ def run_import(args: argparse.Namespace) -> int:
         skipped += notes
         if written:
             print(f"{len(written)} solutions written as submission files to {out}", file=sys.stderr)
-    for line in skipped:
-        print(f"skipped {line}", file=sys.stderr)
+    _print_skipped(skipped)
     print(suite_hash)
     print(
         f"imported {len(drafts) - len(not_loaded)} problems into suite {name} at {dest / name}"
@@ -50,6 +53,11 @@ def run_import(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _print_skipped(skipped: list[str]) -> None:
+    for line in skipped:
+        print(f"skipped {line}", file=sys.stderr)
 
 
 def importer(fmt: str):  # type: ignore[no-untyped-def]

@@ -59,8 +59,8 @@ def import_dir(root: Path) -> tuple[list[common.ProblemDraft], list[str]]:
             draft, notes = problem_draft(definition, workloads.get(name, []))
             drafts.append(draft)
             skipped += [f"{path.relative_to(root)}: {n}" for n in notes]
-        except common.CONVERSION_ERRORS as exc:
-            skipped.append(f"{path.relative_to(root)}: {exc}")
+        except Exception as exc:  # the definition's own code may raise anything
+            skipped.append(f"{path.relative_to(root)}: {common.reason_of(exc)}")
     return drafts, skipped
 
 

@@ -15,6 +15,8 @@ def test_import_names_levels_and_pins(farm_home, capsys):
     suite = load_suite(SUITE)
     assert set(suite.problems) == {
         "level1-23_Softmax",
+        "level1-33_BatchNorm",
+        "level1-5_ScaleByFloat",
         "level1-2_Projection",
         "level2-7_ConvScaleRelu",
     }
@@ -95,3 +97,29 @@ def test_problem_yaml_records_its_origin(farm_home):
     }
     kept = (root / "level1-23_Softmax" / "source.py").read_text()
     assert kept == (FIXTURES / "kernelbench" / "level1" / "23_Softmax.py").read_text()
+
+
+def test_models_stay_in_training_mode_as_in_kernelbench(farm_home):
+    """KernelBench never calls .eval(): BatchNorm normalises with the batch's statistics, so
+    the identity (eval-mode BatchNorm with fresh running stats) is wrong and a batch-statistics
+    kernel is right."""
+    import_suite("kernelbench", SUITE)
+    problem = load_suite(SUITE).problem("level1-33_BatchNorm")
+    assert problem.extra["module_mode"] == "train"
+    doc = evaluate(SUBMISSIONS / "batchnorm_batch_stats.py", SUITE, "level1-33_BatchNorm")
+    assert doc["verdict"] == "PASSED", doc["reasons"]
+    doc = evaluate(SUBMISSIONS / "batchnorm_identity.py", SUITE, "level1-33_BatchNorm")
+    assert doc["verdict"] == "INCORRECT"
+
+
+def test_python_scalar_inputs_and_module_constants_reach_modelnew(farm_home):
+    """get_inputs()'s Python float is passed as a float; ModelNew's own copy of N follows the
+    small workload's value, as the source's does."""
+    import_suite("kernelbench", SUITE)
+    problem = load_suite(SUITE).problem("level1-5_ScaleByFloat")
+    assert problem.extra["scalar_arguments"] == {"1": 3.14}
+    assert [s.name for s in problem.inputs] == ["x"]
+    small = next(w for w in problem.workloads if w.small)
+    assert small.axes["N"] < 512
+    doc = evaluate(SUBMISSIONS / "scale_by_float_modelnew.py", SUITE, "level1-5_ScaleByFloat")
+    assert doc["verdict"] == "PASSED", doc["reasons"]
