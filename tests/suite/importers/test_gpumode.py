@@ -9,7 +9,7 @@ SUITE = "gm-test"
 def test_import_keeps_tests_and_benchmarks_as_workloads(farm_home):
     assert import_suite("gpumode", SUITE) == 0
     suite = load_suite(SUITE)
-    assert set(suite.problems) == {"pmpp-scaled_sum", "pmpp-row_norm"}
+    assert set(suite.problems) == {"pmpp-scaled_sum", "pmpp-row_norm", "pmpp-prefix_sum"}
     problem = suite.problem("pmpp-scaled_sum")
     ids = [w.id for w in problem.workloads]
     assert ids == ["test-0", "test-1", "bench-0"]
@@ -48,3 +48,39 @@ def test_two_problems_keep_their_own_helpers(farm_home):
     refs = [load_reference(suite.problem(n)) for n in ("pmpp-scaled_sum", "pmpp-row_norm")]
     assert refs[0].DATA_IS_TUPLE is True and refs[1].DATA_IS_TUPLE is False
     assert suite.problem("pmpp-row_norm").extra["gpumode_data"] == "tensor"
+
+
+def test_cuda_only_source_with_varying_parameters_keeps_every_entry(farm_home):
+    """A reference written for CUDA imports on a CPU host; `case` (on some entries only) and
+    `cond: 0` become variants, never dropped or rejected."""
+    import_suite("gpumode", SUITE)
+    problem = load_suite(SUITE).problem("pmpp-prefix_sum")
+    assert [w.id for w in problem.workloads] == ["test-0", "test-1", "test-2", "bench-0"]
+    assert [w.axes["variant"] for w in problem.workloads] == [1, 2, 3, 1]
+    from farm.harness.reference import load_reference
+
+    assert load_reference(problem).VARIANTS == [
+        {"case": "normal", "cond": 0},
+        {"case": "positive", "cond": 0},
+        {"cond": 2},
+    ]
+    assert "check_implementation" in problem.extra["checker"]
+
+
+def test_the_sources_checker_judges_and_odd_sizes_run_everywhere(farm_home):
+    """GPU MODE's sqrt(n)-scaled check accepts a float32 scan (a flat float32 tolerance on a
+    float64 reference would not); a kernel assuming size % 128 == 0 fails the odd sizes, which
+    every device runs (small workloads are a subset, not a partition)."""
+    import torch
+
+    from farm.harness.targets import Target
+
+    import_suite("gpumode", SUITE)
+    doc = evaluate(SUBMISSIONS / "prefix_sum_float32.py", SUITE, "pmpp-prefix_sum")
+    assert doc["verdict"] == "PASSED", doc["reasons"]
+    doc = evaluate(SUBMISSIONS / "prefix_sum_blocks_of_128.py", SUITE, "pmpp-prefix_sum")
+    assert doc["verdict"] == "INCORRECT"
+    assert "own checker" in str(doc["reasons"])
+    problem = load_suite(SUITE).problem("pmpp-prefix_sum")
+    gpu = Target("cuda", "nvidia-h100", None, torch.device("cuda"))
+    assert [w.id for w in gpu.select(problem, None).run] == [w.id for w in problem.workloads]
