@@ -59,7 +59,7 @@ def problem_draft(folder: Path, root: Path) -> common.ProblemDraft:
     first_axes = {k: entries[0][1][k] for k in axes_names}
     model = probe.shape_model(probe_at, first_axes)
     base = probe_at(first_axes)
-    workloads = _workloads(entries, axes_names, variants, probe_at, model)
+    workloads = _workloads(entries, axes_names, variants, probe_at, model, base)
     name = common.problem_name(folder, root)
     dtype = next((d for _, d in base.inputs if d.startswith(("float", "bfloat"))), "float32")
     flops, note = common.flops_formula(lambda a: probe_at(a).flops, first_axes, axes_names)
@@ -161,8 +161,11 @@ def _spec(axes: dict[str, int], names: list[str], variants: list[dict[str, Any]]
 
 
 def _data_is_tuple(module: ModuleType, spec: dict[str, Any]) -> bool:
-    with probe.fake_mode(), device_neutral.on("cpu"):
-        return isinstance(module.generate_input(**spec, seed=0), tuple | list)
+    def generate() -> Any:
+        with device_neutral.on("cpu"):
+            return module.generate_input(**spec, seed=0)
+
+    return isinstance(probe.fake_or_real(generate), tuple | list)
 
 
 def _forward(module: ModuleType, spec: dict[str, Any]) -> tuple[Any, Any]:
@@ -172,7 +175,7 @@ def _forward(module: ModuleType, spec: dict[str, Any]) -> tuple[Any, Any]:
         return inputs, module.ref_kernel(data)
 
 
-def _workloads(entries, axes_names, variants, probe_at, model) -> list[common.WorkloadDraft]:  # type: ignore[no-untyped-def]
+def _workloads(entries, axes_names, variants, probe_at, model, base) -> list[common.WorkloadDraft]:  # type: ignore[no-untyped-def]
     """Every test and benchmark entry; a scaled `small` copy of the first test when no entry is
     small enough for npu-sim."""
     workloads = []
@@ -181,7 +184,7 @@ def _workloads(entries, axes_names, variants, probe_at, model) -> list[common.Wo
         if len(variants) > 1:
             rest = {k: v for k, v in spec.items() if k not in axes_names and k != "seed"}
             axes[VARIANT] = variants.index(rest) + 1
-        found = probe_at(axes)
+        found = _shapes_at(model, axes, probe_at, base)
         derived = model.derived_axes(found)
         _check_shapes(model, {**axes, **derived}, found, wid)
         small = common.size(found) <= common.SMALL_ELEMENTS
@@ -196,6 +199,21 @@ def _workloads(entries, axes_names, variants, probe_at, model) -> list[common.Wo
             common.WorkloadDraft("small", {**small_axes, **derived}, True, "scaled for npu-sim")
         )
     return workloads
+
+
+def _shapes_at(model, axes: dict[str, int], probe_at, base: probe.Probe) -> probe.Probe:  # type: ignore[no-untyped-def]
+    """A workload's tensors: from the shape model and the first test's dtypes when every dim
+    follows the axes (no need to run a benchmark-sized source), else probed."""
+    if model.derived:
+        return probe_at(axes)
+
+    def resolve(specs, probed):  # type: ignore[no-untyped-def]
+        return [
+            (tuple(axes[d] if isinstance(d, str) else d for d in spec), dtype)
+            for spec, (_, dtype) in zip(specs, probed)
+        ]
+
+    return probe.Probe(resolve(model.inputs, base.inputs), resolve(model.outputs, base.outputs), 0)
 
 
 def _check_shapes(model, axes: dict[str, int], found: probe.Probe, wid: str) -> None:  # type: ignore[no-untyped-def]

@@ -75,12 +75,33 @@ def fake_mode() -> Any:
 
 def fake_probe(make: Callable[[], tuple[Any, ...]]) -> Probe:
     """Run `make() -> (inputs, outputs[, module])` under FakeTensorMode and a FLOP counter;
-    a module returned third has its parameters and buffers counted."""
+    a module returned third has its parameters and buffers counted. A source whose output
+    shape depends on its data (`bincount`, `.item()`), which FakeTensorMode cannot follow, is
+    run for real on the CPU instead (probes use the source's first test sizes and doubles)."""
+    return fake_or_real(lambda: _counted(make))
+
+
+def fake_or_real(run: Callable[[], Any]) -> Any:
+    """`run()` under FakeTensorMode; run for real (on the CPU) when the source's shapes depend
+    on its data, which FakeTensorMode cannot follow."""
+    from torch._subclasses.fake_tensor import (
+        DataDependentOutputException,
+        DynamicOutputShapeException,
+    )
+
+    try:
+        with fake_mode():
+            return run()
+    except (DataDependentOutputException, DynamicOutputShapeException):
+        return run()
+
+
+def _counted(make: Callable[[], tuple[Any, ...]]) -> Probe:
     from torch.utils.flop_counter import FlopCounterMode
 
     counter = FlopCounterMode(display=False)
     largest = _largest_output_mode()()
-    with fake_mode(), counter, largest:
+    with counter, largest:
         inputs, outputs, *module = make()
         ins, outs = tensors_of(inputs, "inputs"), tensors_of(outputs, "outputs")
         state = sum(t.numel() for m in module for t in (*m.parameters(), *m.buffers()))

@@ -31,6 +31,31 @@ def test_solution_becomes_a_passing_submission(farm_home):
     assert doc["verdict"] == "PASSED", doc["reasons"]
 
 
+def test_flashinfer_bench_semantics_kept(farm_home, capsys):
+    """traces/ records are not workloads; new-schema op_type, constraints (a breaking workload is
+    named), ints drawn from [-1024, 1024); a return-style "Python" solution with a 0.4 % error
+    passes flashinfer-bench's atol = rtol = 1e-2 rule, and fails when the error is 5 %."""
+    import torch
+
+    from farm.harness.reference import load_reference
+
+    assert import_suite("flashinfer", SUITE) == 0
+    assert "breaks the constraint rows % 8 == 0" in capsys.readouterr().err
+    suite = load_suite(SUITE)
+    assert [w.axes["tokens"] for w in suite.problem("rms_scale_h256").workloads] == [16, 4096]
+    shift = suite.problem("shift_rows_h64")
+    assert [w.axes["rows"] for w in shift.workloads] == [16]
+    assert shift.category == "elementwise" and shift.extra["constraints"] == ["rows % 8 == 0"]
+    gen = torch.Generator().manual_seed(0)
+    _, ints = load_reference(shift).make_inputs({"rows": 4096, "hidden": 64}, "float32", "cpu", gen)
+    assert int(ints.min()) < -512 and 512 <= int(ints.max()) < 1024
+    solution = farm_home / "solutions" / SUITE / "shift_rows_h64" / "shift_rows_returning.py"
+    doc = evaluate(solution, SUITE, "shift_rows_h64")
+    assert doc["verdict"] == "PASSED", doc["reasons"]
+    solution.write_text(solution.read_text().replace("(1 + 4e-3)", "(1 + 5e-2)"))
+    assert evaluate(solution, SUITE, "shift_rows_h64")["verdict"] == "INCORRECT"
+
+
 def test_core_suite_round_trips_through_flashinfer(farm_home, tmp_path):
     out = tmp_path / "dataset"
     assert main(["suite", "import", "flashinfer", str(FIXTURES / "flashinfer"), "--name", "x"]) == 0
