@@ -316,6 +316,8 @@ class Evaluation:
         self._last_stats = {}
         if failure is not None:
             return [{**failure.reason(), "status": failure.status.value}]
+        writable = set(self.problem.extra.get("writable_inputs", ()))  # destination buffers
+        inputs_modified = [i for i in inputs_modified if i not in writable]
         if inputs_modified:
             names = [
                 self.problem.inputs[i].name for i in inputs_modified if i < len(self.problem.inputs)

@@ -44,6 +44,22 @@ class _Redirect(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+def _generator_class(to):
+    """A stand-in for torch.Generator (still a class: `torch.Generator | None` and isinstance
+    keep working) whose instances are real generators on `to` when CUDA is asked for."""
+    original = torch.Generator
+
+    class Meta(type(original)):
+        def __instancecheck__(cls, obj):
+            return isinstance(obj, original)
+
+    class Generator(original, metaclass=Meta):
+        def __new__(cls, device=None):
+            return original(device=_redirect(device, to) or "cpu")
+
+    return Generator
+
+
 @contextlib.contextmanager
 def on(device):
     """Run the block with CUDA redirected to `device` (no change when it is a CUDA device)."""
@@ -52,12 +68,7 @@ def on(device):
         yield
         return
     generator, synchronize = torch.Generator, torch.cuda.synchronize
-
-    def make_generator(device=None):
-        return generator(device=_redirect(device, target) or "cpu")
-
-    target = device
-    torch.Generator = make_generator
+    torch.Generator = _generator_class(device)
     torch.cuda.synchronize = lambda *args, **kwargs: None
     try:
         with _Redirect(device):

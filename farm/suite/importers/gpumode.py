@@ -74,6 +74,9 @@ def problem_draft(folder: Path, root: Path) -> common.ProblemDraft:
         extra["flops_note"] = note
     is_tuple = _data_is_tuple(module, _spec(first_axes, axes_names, variants))
     extra["gpumode_data"] = "tuple" if is_tuple else "tensor"
+    written = _written_inputs(module, _spec(first_axes, axes_names, variants), base)
+    if written:
+        extra["writable_inputs"] = written
     files = {f"{SOURCE_DIR}/{p.name}": p.read_text() for p in sorted(folder.glob("*.py"))}
     files |= {f"{SOURCE_DIR}/{h.name}": h.read_text() for h in helpers}
     files[f"{SOURCE_DIR}/task.yml"] = (folder / "task.yml").read_text()
@@ -166,6 +169,25 @@ def _data_is_tuple(module: ModuleType, spec: dict[str, Any]) -> bool:
             return module.generate_input(**spec, seed=0)
 
     return isinstance(probe.fake_or_real(generate), tuple | list)
+
+
+def _written_inputs(module: ModuleType, spec: dict[str, Any], base: probe.Probe) -> list[int]:
+    """Inputs the source's own ref_kernel writes (GPU MODE hands kernels destination buffers
+    inside `data`): a submission may write them too. Found by running ref_kernel for real at
+    the first test's sizes (skipped above WRITE_PROBE_ELEMENTS input elements)."""
+    import torch
+
+    if common.elements(s for s, _ in base.inputs) > WRITE_PROBE_ELEMENTS:
+        return []
+    with device_neutral.on("cpu"):
+        data = module.generate_input(**spec, seed=0)
+        tensors = list(data) if isinstance(data, tuple | list) else [data]
+        before = [t.clone() for t in tensors]
+        module.ref_kernel(data)
+    return [i for i, (a, b) in enumerate(zip(before, tensors)) if not torch.equal(a, b)]
+
+
+WRITE_PROBE_ELEMENTS = 1 << 24
 
 
 def _forward(module: ModuleType, spec: dict[str, Any]) -> tuple[Any, Any]:
