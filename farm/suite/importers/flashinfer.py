@@ -17,10 +17,7 @@ error exceeds rtol, atol = rtol = 1e-2, in float32), the problem's `check`.
 
 from __future__ import annotations
 
-import ast
 import json
-import math
-import operator
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,6 +25,7 @@ from typing import Any
 
 from farm.errors import SuiteError
 from farm.suite.importers import common, probe
+from farm.suite.importers import flashinfer_rules as rules
 from farm.suite.model import CATEGORIES
 
 DTYPES = {"float8_e4m3": "float8_e4m3fn", "float8_e4m3fn": "float8_e4m3fn"}
@@ -133,7 +131,7 @@ def problem_draft(
             notes.append(f"workload {w.get('uuid')}: safetensors inputs are not portable; skipped")
             continue
         axes = {**consts, **{k: int(v) for k, v in (w.get("axes") or {}).items()}}
-        broken = _broken_constraint(definition, axes)
+        broken = rules.broken_constraint(definition, axes)
         if broken:
             notes.append(f"workload {w.get('uuid')}: breaks the constraint {broken}; skipped")
             continue
@@ -143,16 +141,16 @@ def problem_draft(
         raise ValueError("no usable workloads (none found, or all use safetensors inputs)")
     if not any(d.small for d in drafts):
         var = [a for a in axes_def if a not in consts]
-        small = common.scale_down(drafts[0].axes, var, lambda a: _size(definition, inputs, a))
+        small = common.scale_down(drafts[0].axes, var, lambda a: rules.size(definition, inputs, a))
         if small is not None:
             drafts.append(common.WorkloadDraft("small", small, True, "scaled for npu-sim"))
-    ref = _TEMPLATE.format(
+    ref = rules.TEMPLATE.format(
         name=name,
         inputs=[(s["name"], s["shape"], s["dtype"]) for s in inputs],
         outputs=[s["name"] for s in outputs],
         scalars=scalars,
-        atol=ATOL,
-        ratio=_matched_ratio(name),
+        atol=rules.ATOL,
+        ratio=rules.matched_ratio(name),
     )
     flops, note = _flops(
         definition, inputs, drafts[0].axes, [a for a in axes_def if a not in consts]
@@ -163,8 +161,8 @@ def problem_draft(
     )
     extra: dict[str, Any] = {"imported_from": {"format": "flashinfer-trace", "definition": name}}
     extra["checker"] = (
-        f"flashinfer-bench's compute_error_stats: atol = rtol = {ATOL:g}, "
-        f"matched ratio >= {_matched_ratio(name):g}"
+        f"flashinfer-bench's compute_error_stats: atol = rtol = {rules.ATOL:g}, "
+        f"matched ratio >= {rules.matched_ratio(name):g}"
     )
     if op_type == "sampling" or name.startswith("dsa_"):
         extra["stricter"] = (
@@ -193,7 +191,7 @@ def problem_draft(
         flops=flops,
         compute_unit=common.compute_unit(category),
         reference=ref,
-        tolerance={d: {"atol": ATOL, "rtol": ATOL} for d in ("float32", "float16", "bfloat16")},
+        tolerance=rules.TOLERANCE,
         files={"definition.json": json.dumps(definition, indent=1) + "\n"},
         extra=extra,
     )
@@ -220,62 +218,8 @@ def _input_kinds(inputs, workloads) -> tuple[dict[str, Any], list[str], list[str
     return scalars, ints, notes
 
 
-def _elements(specs: list[dict[str, Any]], axes: dict[str, int]) -> int:
-    return sum(math.prod(axes[d] if isinstance(d, str) else d for d in s["shape"]) for s in specs)
-
-
 def _fits(specs: list[dict[str, Any]], axes: dict[str, int]) -> bool:
-    return _elements(specs, axes) <= common.SMALL_ELEMENTS
-
-
-def _size(definition: dict[str, Any], specs: list[dict[str, Any]], axes: dict[str, int]) -> int:
-    """Input elements of a scaled copy; ValueError when the copy breaks a constraint (the
-    scaling then leaves that axis alone)."""
-    broken = _broken_constraint(definition, axes)
-    if broken:
-        raise ValueError(f"breaks {broken}")
-    return _elements(specs, axes)
-
-
-def _broken_constraint(definition: dict[str, Any], axes: dict[str, int]) -> str | None:
-    """The first of the definition's `constraints` (Python expressions over the axes) that these
-    axes break, or None."""
-    from farm.suite import formulas
-
-    for text in definition.get("constraints") or []:
-        try:
-            holds = _constraint_holds(text, axes, formulas)
-        except (formulas.FormulaError, ZeroDivisionError, NameError, SyntaxError):
-            continue  # a constraint over names that are not axes cannot be checked here
-        if not holds:
-            return text
-    return None
-
-
-def _constraint_holds(text: str, axes: dict[str, int], formulas: Any) -> bool:
-    tree = ast.parse(text, mode="eval").body
-    if isinstance(tree, ast.Compare) and len(tree.ops) == 1:
-        left = formulas.evaluate(ast.unparse(tree.left), axes)
-        right = formulas.evaluate(ast.unparse(tree.comparators[0]), axes)
-        return bool(_COMPARE[type(tree.ops[0])](left, right))
-    raise SyntaxError(f"not a comparison: {text}")
-
-
-_COMPARE: dict[type, Any] = {
-    ast.Eq: operator.eq,
-    ast.NotEq: operator.ne,
-    ast.Lt: operator.lt,
-    ast.LtE: operator.le,
-    ast.Gt: operator.gt,
-    ast.GtE: operator.ge,
-}
-ATOL = 1e-2  # flashinfer-bench's default atol and rtol (flashinfer_bench/bench/config.py)
-
-
-def _matched_ratio(name: str) -> float:
-    """flashinfer-bench's required matched ratio: 0.95 for its low-bit MoE definitions
-    (evaluators/lowbit.py), else every element."""
-    return 0.95 if "moe_fp8_block_scale" in name else 1.0
+    return rules.elements(specs, axes) <= common.SMALL_ELEMENTS
 
 
 def _flops(definition, inputs, axes, names) -> tuple[str, str | None]:  # type: ignore[no-untyped-def]
@@ -305,78 +249,6 @@ def _flops(definition, inputs, axes, names) -> tuple[str, str | None]:  # type: 
 
 def _as_tuple(out: Any) -> Any:
     return tuple(out.values()) if isinstance(out, dict) else out
-
-
-_TEMPLATE = '''"""Imported from flashinfer-trace definition {name} (verbatim in definition.json)."""
-
-import json
-import pathlib
-
-import torch
-
-INPUTS = {inputs!r}  # (name, shape, dtype)
-OUTPUTS = {outputs!r}
-SCALARS = {scalars!r}
-ATOL = RTOL = {atol!r}  # flashinfer-bench's defaults (flashinfer_bench/bench/config.py)
-MATCHED_RATIO = {ratio!r}
-_definition = json.loads(pathlib.Path(__file__).with_name("definition.json").read_text())
-_namespace = {{}}
-exec(compile(_definition["reference"], "<definition {name}>", "exec"), _namespace)
-
-
-def reference(*inputs):
-    out = _namespace["run"](*inputs)
-    if isinstance(out, dict):
-        return tuple(out[name] for name in OUTPUTS)
-    return out
-
-
-def make_inputs(axes, dtype, device, generator):
-    """Inputs drawn as flashinfer-bench's _rand_tensor draws them, from the harness's generator."""
-    made = []
-    for name, shape, dt in INPUTS:
-        size = [axes[d] if isinstance(d, str) else d for d in shape]
-        kind = getattr(torch, dt)
-        if name in SCALARS:
-            made.append(torch.tensor(SCALARS[name], dtype=kind, device=device))
-        elif kind in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
-            made.append(torch.randn(size, generator=generator, device=device).to(kind))
-        elif kind.is_floating_point:  # low-precision floats
-            x = torch.randn(size, generator=generator, device=device).clamp_(-2.0, 2.0)
-            made.append(x.to(kind))
-        elif kind is torch.bool:
-            made.append(torch.randint(0, 2, size, generator=generator, device=device).bool())
-        else:
-            low, high = (-128, 128) if kind in (torch.int8, torch.uint8) else (-1024, 1024)
-            if kind is torch.uint8:
-                low, high = 0, 256
-            x = torch.randint(low, high, size, generator=generator, device=device)
-            made.append(x.to(kind))
-    return tuple(made)
-
-
-def check(inputs, outputs):
-    """flashinfer-bench's compute_error_stats: an element fails when |out - ref| > atol AND
-    |out - ref| / (|ref| + 1e-8) > rtol (in float32); a output fails when fewer than
-    MATCHED_RATIO of its elements pass."""
-    expected = reference(*inputs)
-    expected = expected if isinstance(expected, (tuple, list)) else (expected,)
-    errors = []
-    for name, out, ref in zip(OUTPUTS, outputs, expected):
-        if tuple(out.shape) != tuple(ref.shape):
-            errors.append(f"{{name}}: shape {{list(out.shape)}}, expected {{list(ref.shape)}}")
-            continue
-        x, y = out.to(torch.float32), ref.to(torch.float32)
-        abs_error = (x - y).abs()
-        fails = (abs_error > ATOL) & (abs_error / (y.abs() + 1e-8) > RTOL)
-        matched = 1.0 - float(fails.sum()) / max(1, fails.numel())
-        if matched < MATCHED_RATIO:
-            errors.append(
-                f"{{name}}: {{int(fails.sum())}} of {{fails.numel()}} elements exceed "
-                f"atol={{ATOL:g}} and rtol={{RTOL:g}} (max abs err {{float(abs_error.max()):.3g}})"
-            )
-    return errors
-'''
 
 
 # --- export -----------------------------------------------------------------------------------

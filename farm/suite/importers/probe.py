@@ -83,7 +83,7 @@ def fake_probe(make: Callable[[], tuple[Any, ...]]) -> Probe:
 
 def fake_or_real(run: Callable[[], Any]) -> Any:
     """`run()` under FakeTensorMode; run for real (on the CPU) when the source's shapes depend
-    on its data, which FakeTensorMode cannot follow."""
+    on its data, or it moves real module weights, which FakeTensorMode cannot follow."""
     from torch._subclasses.fake_tensor import (
         DataDependentOutputException,
         DynamicOutputShapeException,
@@ -94,6 +94,10 @@ def fake_or_real(run: Callable[[], Any]) -> Any:
             return run()
     except (DataDependentOutputException, DynamicOutputShapeException):
         return run()
+    except RuntimeError as exc:
+        if "Couldn't swap" not in str(exc):
+            raise
+        return run()  # a module built with real weights and moved inside the fake run
 
 
 def _counted(make: Callable[[], tuple[Any, ...]]) -> Probe:

@@ -24,8 +24,7 @@ def test_import_names_levels_and_pins(farm_home, capsys):
     assert suite.hash in capsys.readouterr().out
 
 
-def test_source_shapes_kept_and_small_workload_scaled(farm_home):
-    import_suite("kernelbench", SUITE)
+def test_source_shapes_kept_and_small_workload_scaled(imported):
     softmax = load_suite(SUITE).problem("level1-23_Softmax")
     source, small = softmax.workloads
     assert source.axes == {"batch_size": 512, "features": 4096} and not source.small
@@ -34,8 +33,7 @@ def test_source_shapes_kept_and_small_workload_scaled(farm_home):
     assert softmax.flops == "0" and "flop_counter" in softmax.extra["flops_note"]
 
 
-def test_flops_from_the_flop_counter(farm_home):
-    import_suite("kernelbench", SUITE)
+def test_flops_from_the_flop_counter(imported):
     projection = load_suite(SUITE).problem("level1-2_Projection")
     source = projection.workload("source")
     assert projection.flop_count(source) == 2 * 256 * 1024 * 512
@@ -45,8 +43,7 @@ def test_flops_from_the_flop_counter(farm_home):
     assert conv.outputs[0].resolved_shape(w.axes) == (4, 8, 18, 18)
 
 
-def test_reference_seeds_model_weights_like_the_harness(farm_home):
-    import_suite("kernelbench", SUITE)
+def test_reference_seeds_model_weights_like_the_harness(imported):
     problem = load_suite(SUITE).problem("level1-2_Projection")
     from farm.harness.reference import load_reference
 
@@ -60,8 +57,7 @@ def test_reference_seeds_model_weights_like_the_harness(farm_home):
     assert torch.allclose(ref.reference(x), model(x), atol=1e-6)
 
 
-def test_modelnew_with_the_same_parameters_passes(farm_home):
-    import_suite("kernelbench", SUITE)
+def test_modelnew_with_the_same_parameters_passes(imported):
     doc = evaluate(SUBMISSIONS / "projection_modelnew.py", SUITE, "level1-2_Projection")
     assert doc["verdict"] == "PASSED", doc["reasons"]
     assert doc["submission"]["form"] == "kernelbench"
@@ -69,8 +65,7 @@ def test_modelnew_with_the_same_parameters_passes(farm_home):
     assert doc["verdict"] == "PASSED", doc["reasons"]
 
 
-def test_modelnew_with_other_weights_fails(farm_home, tmp_path):
-    import_suite("kernelbench", SUITE)
+def test_modelnew_with_other_weights_fails(imported, tmp_path):
     wrong = tmp_path / "wrong.py"
     text = (SUBMISSIONS / "projection_modelnew.py").read_text()
     wrong.write_text(
@@ -87,8 +82,7 @@ def test_existing_suite_needs_force(farm_home, capsys):
     assert import_suite("kernelbench", SUITE, "--force") == 0
 
 
-def test_problem_yaml_records_its_origin(farm_home):
-    import_suite("kernelbench", SUITE)
+def test_problem_yaml_records_its_origin(imported):
     root = load_suite(SUITE).root
     data = yaml.safe_load((root / "level1-23_Softmax" / "problem.yaml").read_text())
     assert data["extra"]["imported_from"] == {
@@ -99,11 +93,10 @@ def test_problem_yaml_records_its_origin(farm_home):
     assert kept == (FIXTURES / "kernelbench" / "level1" / "23_Softmax.py").read_text()
 
 
-def test_models_stay_in_training_mode_as_in_kernelbench(farm_home):
+def test_models_stay_in_training_mode_as_in_kernelbench(imported):
     """KernelBench never calls .eval(): BatchNorm normalises with the batch's statistics, so
     the identity (eval-mode BatchNorm with fresh running stats) is wrong and a batch-statistics
     kernel is right."""
-    import_suite("kernelbench", SUITE)
     problem = load_suite(SUITE).problem("level1-33_BatchNorm")
     assert problem.extra["module_mode"] == "train"
     doc = evaluate(SUBMISSIONS / "batchnorm_batch_stats.py", SUITE, "level1-33_BatchNorm")
@@ -112,10 +105,9 @@ def test_models_stay_in_training_mode_as_in_kernelbench(farm_home):
     assert doc["verdict"] == "INCORRECT"
 
 
-def test_python_scalar_inputs_and_module_constants_reach_modelnew(farm_home):
+def test_python_scalar_inputs_and_module_constants_reach_modelnew(imported):
     """get_inputs()'s Python float is passed as a float; ModelNew's own copy of N follows the
     small workload's value, as the source's does."""
-    import_suite("kernelbench", SUITE)
     problem = load_suite(SUITE).problem("level1-5_ScaleByFloat")
     assert problem.extra["scalar_arguments"] == {"1": 3.14}
     assert [s.name for s in problem.inputs] == ["x"]
