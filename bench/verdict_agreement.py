@@ -19,7 +19,8 @@ those axes), on cuda the source's own shapes (KernelBench's file constants, GPU 
 
 Usage:
   python3 bench/verdict_agreement.py prepare --kernelbench KB/KernelBench --gpumode RK/problems
-      copies the sample's source files into var/agreement/ (run where the suites were fetched)
+      copies the sample's source files into var/agreement/ and the suites into var/suites/
+      (run where the suites were fetched)
   PYTHONPATH=. python3 bench/verdict_agreement.py run --device cpu|cuda [--out FILE.json]
       imports the sample and judges every candidate; prints a Markdown table
 """
@@ -77,7 +78,10 @@ GPUMODE = [
 
 
 def prepare(kernelbench: Path, gpumode: Path) -> None:
-    """Copy the sample's files (verbatim) under var/agreement/{kernelbench,gpumode}/."""
+    """Copy the sample's files (verbatim) under var/agreement/{kernelbench,gpumode}/, and both
+    suites whole under var/suites/ (to import them on a GPU node)."""
+    for name, tree in (("kernelbench", kernelbench), ("gpumode", gpumode)):
+        shutil.copytree(tree, ROOT / "var" / "suites" / name, dirs_exist_ok=True)
     for rel in KERNELBENCH:
         _copy(kernelbench / rel, SAMPLE / "kernelbench" / rel)
     for rel in GPUMODE:
