@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -35,6 +36,14 @@ def run_import(args: argparse.Namespace) -> int:
         suite_hash, not_loaded = common.write_suite(name, drafts, dest, force=args.force)
     except FarmError:
         _print_skipped(skipped)  # the reasons matter most when nothing imported
+        missing = {m.group(1) for m in map(_MISSING.search, skipped) if m}
+        if len(missing) == 1 and all(_MISSING.search(line) for line in skipped):
+            module = missing.pop()
+            raise FarmError(
+                f"nothing imported from {root}: every problem imports `{module}`, "
+                "which is not installed",
+                hint=f"install {module} (and the weights its models load), then import again",
+            ) from None
         raise
     skipped += not_loaded
     if args.format == "flashinfer":
@@ -53,6 +62,9 @@ def run_import(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+_MISSING = re.compile(r"No module named '([\w.]+)'")
 
 
 def _print_skipped(skipped: list[str]) -> None:

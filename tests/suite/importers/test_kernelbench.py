@@ -115,3 +115,42 @@ def test_python_scalar_inputs_and_module_constants_reach_modelnew(imported):
     assert small.axes["N"] < 512
     doc = evaluate(SUBMISSIONS / "scale_by_float_modelnew.py", SUITE, "level1-5_ScaleByFloat")
     assert doc["verdict"] == "PASSED", doc["reasons"]
+
+
+GOOD = (FIXTURES / "kernelbench" / "level1" / "23_Softmax.py").read_text()
+BROKEN = GOOD.replace("def get_inputs():", "def get_inputs():\n    assert False, 'odd shape'")
+
+
+def test_one_failing_problem_never_aborts_the_import(farm_home, tmp_path, capsys):
+    from farm.cli import main
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "1_Good.py").write_text(GOOD)
+    (tmp_path / "src" / "2_Broken.py").write_text(BROKEN)
+    assert main(["suite", "import", "kernelbench", str(tmp_path / "src"), "--name", "kb-x"]) == 0
+    err = capsys.readouterr().err
+    assert "skipped 2_Broken.py: AssertionError: odd shape" in err
+    assert set(load_suite("kb-x").problems) == {"1_Good"}
+
+
+def test_reasons_shown_when_nothing_imports(farm_home, tmp_path, capsys):
+    from farm.cli import main
+
+    (tmp_path / "src").mkdir()
+    for i in (1, 2):
+        text = "import transformers_not_here\n" + GOOD
+        (tmp_path / "src" / f"{i}_NeedsIt.py").write_text(text)
+    assert main(["suite", "import", "kernelbench", str(tmp_path / "src"), "--name", "kb-y"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("skipped ") == 2
+    assert "every problem imports `transformers_not_here`, which is not installed" in err
+
+
+def test_a_slow_problem_is_cut_off():
+    import pytest
+
+    from farm.suite.importers import common
+
+    with pytest.raises(common.ConversionTimeout), common.time_limit(0.05):
+        while True:
+            pass
