@@ -8,11 +8,17 @@ every invariant the problem states (softmax rows sum to 1, probabilities in [0, 
 the output itself. There is no "99 % of elements" allowance: one wrong element fails.
 Tolerances are calibrated per dtype from honest in-dtype implementations against fp64
 (bench/calibrate_tolerances.py, docs/tolerances.md).
+
+A problem whose source defines its own checker (a GPU MODE `check_implementation`: residual
+checks, size-scaled tolerances) exposes it as `check(inputs, outputs) -> list[str]` in its
+reference.py; that checker then replaces the dtype, element-wise, normwise and invariant rules,
+and the farm keeps only its stricter rules on top (output count, no NaN or Inf, not all zero),
+said in docs/formats.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -29,12 +35,16 @@ def compare(
     problem: Problem,
     *,
     device: torch.device,
+    check: Callable[[Sequence[torch.Tensor]], list[str]] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, float]]:
-    """Return (reasons, error stats); no reasons means the outputs are correct."""
+    """Return (reasons, error stats); no reasons means the outputs are correct. `check` is the
+    problem's own checker (see the module docstring)."""
     if len(outputs) != len(expected):
         return [
             reason("OUTPUT_COUNT", f"returned {len(outputs)} outputs, expected {len(expected)}")
         ], {}
+    if check is not None:
+        return _checked(outputs, expected, check, problem, device), {}
     reasons: list[dict[str, Any]] = []
     stats = {"max_abs_err": 0.0, "max_rel_err": 0.0, "norm_err": 0.0}
     for i, (out, ref) in enumerate(zip(outputs, expected)):
@@ -52,6 +62,34 @@ def compare(
                 ]
         reasons += found
     return reasons, stats
+
+
+def _checked(
+    outputs: Sequence[torch.Tensor],
+    expected: Sequence[torch.Tensor],
+    check: Callable[[Sequence[torch.Tensor]], list[str]],
+    problem: Problem,
+    device: torch.device,
+) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for i, (out, ref) in enumerate(zip(outputs, expected)):
+        name = problem.outputs[i].name if i < len(problem.outputs) else f"output {i}"
+        if out.is_floating_point():
+            o, r = out.to(device).reshape(-1), ref.to(device).reshape(-1)
+            found += _finite_and_nonzero(o, r, name)
+    if found:
+        return found
+    messages = check([o.to(device) for o in outputs])
+    return [reason("MISMATCH", f"the problem's own checker: {m}") for m in messages]
+
+
+def _finite_and_nonzero(o: torch.Tensor, r: torch.Tensor, name: str) -> list[dict[str, Any]]:
+    if not bool(torch.isfinite(o).all()):
+        n = int((~torch.isfinite(o)).sum())
+        return [reason("NON_FINITE", f"{name}: {n} elements are NaN or Inf")]
+    if o.numel() and not bool(o.any()) and bool(r.any()):
+        return [reason("ALL_ZERO", f"{name}: the output is all zeros and the reference is not")]
+    return []
 
 
 def _structure(out: torch.Tensor, ref: torch.Tensor, name: str) -> list[dict[str, Any]]:
@@ -78,11 +116,9 @@ def _values(
             ], {}
         return [], {}
     o, r = out.reshape(-1), ref.reshape(-1)
-    if not bool(torch.isfinite(o).all()):
-        n = int((~torch.isfinite(o)).sum())
-        return [reason("NON_FINITE", f"{name}: {n} elements are NaN or Inf")], {}
-    if o.numel() and not bool(o.any()) and bool(r.any()):
-        return [reason("ALL_ZERO", f"{name}: the output is all zeros and the reference is not")], {}
+    found = _finite_and_nonzero(o, r, name)
+    if found:
+        return found, {}
     tol = problem.tolerance_for(_dt(out))
     return _tolerance(o, r, tol, name)
 

@@ -3,7 +3,9 @@
 Accepted forms:
 - native: `kernel(*inputs)` returning a tensor or a tuple of tensors;
 - KernelBench: `class ModelNew(nn.Module)` built with the problem's init inputs, called as
-  `model(*inputs)`; weights are seeded identically to the reference's `Model`;
+  `model(*inputs)`; weights are seeded identically to the reference's `Model`, the module's own
+  copies of the problem's constants are set to the workload's values first, and the model stays
+  in training mode, as KernelBench leaves it;
 - GPU MODE: `custom_kernel(data)` where `data` is the tuple of inputs.
 """
 
@@ -59,16 +61,26 @@ def load(
     seed_weights: Callable[[], None] | None = None,
     device: Any = None,
     gpumode_data: str = "tuple",
+    arguments: Callable[[Sequence[Any]], Sequence[Any]] | None = None,
+    constants: dict[str, Any] | None = None,
 ) -> LoadedSubmission:
-    """Import the submission at `path` and find its entry point."""
+    """Import the submission at `path` and find its entry point.
+
+    `arguments` turns the input tensors into the call's arguments (a problem with non-tensor
+    arguments puts them back); `constants` are the problem's module constants for this
+    workload, set on the submission's own copies (names it defines) before ModelNew is built.
+    """
     module = import_file(path)
+    args = arguments or (lambda inputs: inputs)
     if callable(getattr(module, "kernel", None)):
         fn = module.kernel
-        return LoadedSubmission("native", module, lambda inputs: fn(*inputs))
+        return LoadedSubmission("native", module, lambda inputs: fn(*args(inputs)))
     if isinstance(getattr(module, "ModelNew", None), type):
-        return LoadedSubmission(
-            "kernelbench", module, _kernelbench(module, init_inputs, seed_weights, device)
-        )
+        for name, value in (constants or {}).items():
+            if hasattr(module, name):
+                setattr(module, name, value)
+        model = _kernelbench(module, init_inputs, seed_weights, device)
+        return LoadedSubmission("kernelbench", module, lambda inputs: model(*args(inputs)))
     if callable(getattr(module, "custom_kernel", None)):
         fn = module.custom_kernel
         if gpumode_data == "tensor":  # GPU MODE passes a lone tensor when generate_input does
@@ -93,11 +105,9 @@ def _kernelbench(module: ModuleType, init_inputs, seed_weights, device=None):  #
             f"{type(exc).__name__}: {exc}",
             hint="ModelNew must take the same constructor arguments as the problem's Model",
         ) from None
-    if hasattr(model, "eval"):
-        model.eval()
     if device is not None and hasattr(model, "to"):
         model = model.to(device)  # as KernelBench does with .cuda()
-    return lambda inputs: model(*inputs)
+    return model
 
 
 def _last_frame(exc: BaseException, path: Path) -> str:

@@ -4,6 +4,7 @@ for checking: the worker imports reference.py only for make_inputs)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -40,6 +41,25 @@ def expected(
         result = module.reference(*inputs)
     outputs = runtime.as_output_list(result)
     return [o.detach() for o in outputs]
+
+
+def checker(
+    problem: Problem, workload: Workload, seed_base: int, index: int, device: torch.device
+) -> Callable[[Sequence[torch.Tensor]], list[str]] | None:
+    """The problem's own checker bound to call `index`'s inputs, or None when reference.py
+    defines no `check(inputs, outputs) -> list[str]` (error messages; empty when correct)."""
+    module = load_reference(problem)
+    check = getattr(module, "check", None)
+    if check is None:
+        return None
+    request = {"axes": workload.axes, "dtype": workload.dtype, "seed_base": seed_base}
+    inputs = runtime.input_maker(module, request, device)(index)
+
+    def run(outputs: Sequence[torch.Tensor]) -> list[str]:
+        with _deterministic():
+            return [str(m) for m in check(inputs, list(outputs))]
+
+    return run
 
 
 class _deterministic:

@@ -56,6 +56,12 @@ def init_inputs_fn(
     return lambda: fn(axes)
 
 
+def module_constants(reference: ModuleType, axes: dict[str, int]) -> dict[str, Any]:
+    """The problem's module constants for these axes (KernelBench problems define them)."""
+    fn = getattr(reference, "module_constants", None)
+    return dict(fn(axes)) if fn else {}
+
+
 def weight_seeder(seed: int) -> Callable[[], None]:
     """Seed torch's global RNG the way the reference's Model was seeded (KernelBench rule)."""
 

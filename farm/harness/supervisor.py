@@ -11,7 +11,7 @@ import contextlib
 import random
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from farm.harness import correctness, reference, replies, report, seeds
 from farm.harness.budget import LimitPolicy
 from farm.harness.channel import WorkerDied, WorkerProcess, WorkerSpec, stage_source
 from farm.harness.pool import WorkerPool
-from farm.harness.reference import expected
+from farm.harness.reference import checker, expected
 from farm.harness.replies import BadReply
 from farm.harness.targets import Target, resolve_target
 from farm.result import Mode, WorkloadStatus, reason
@@ -297,7 +297,8 @@ class Evaluation:
             self.call_s[w.id] = time.perf_counter() - started
             reply = replies.check(header, inputs=len(self.problem.inputs) or 1 << 10)
             self.doc["guard"]["findings"] += _tag(reply.findings, w.id)
-            errors = self._verify(reply.failure, reply.inputs_modified, outputs, ref)
+            check = checker(self.problem, w, seed, 0, self.target.torch_device)
+            errors = self._verify(reply.failure, reply.inputs_modified, outputs, ref, check)
             if reply.failure is not None and reply.failure.compile:
                 self.doc["verdict_override"] = "COMPILE_ERROR"  # a kernel built at first launch
             if errors:
@@ -330,10 +331,13 @@ class Evaluation:
         inputs_modified: list[int],
         outputs: list[torch.Tensor],
         ref: list[torch.Tensor],
+        check: Callable[[Sequence[torch.Tensor]], list[str]] | None = None,
     ) -> list[dict[str, Any]]:
         self._last_stats = {}
         if failure is not None:
             return [{**failure.reason(), "status": failure.status.value}]
+        writable = set(self.problem.extra.get("writable_inputs", ()))  # destination buffers
+        inputs_modified = [i for i in inputs_modified if i not in writable]
         if inputs_modified:
             names = [
                 self.problem.inputs[i].name for i in inputs_modified if i < len(self.problem.inputs)
@@ -345,7 +349,7 @@ class Evaluation:
                 )
             ]
         errors, self._last_stats = correctness.compare(
-            outputs, ref, self.problem, device=self.target.torch_device
+            outputs, ref, self.problem, device=self.target.torch_device, check=check
         )
         return errors
 
@@ -404,7 +408,8 @@ class Evaluation:
             outputs = tensors[offset : offset + count]
             offset += count
             ref, _ = self._expected(w, seed, index)
-            errors = self._verify(None, [], outputs, ref)
+            check = checker(self.problem, w, seed, index, self.target.torch_device)
+            errors = self._verify(None, [], outputs, ref, check)
             if errors:
                 return [
                     reason(

@@ -59,13 +59,22 @@ class Target:
         return self.device in ("cuda", "rocm") if wanted is None else wanted
 
     def select(self, problem: Problem, ids: list[str] | None) -> Selection:
-        """Workloads to run: the named ones, else small ones on cpu/npu-sim and the rest on GPUs."""
+        """Workloads to run: the named ones, else the small ones on cpu/npu-sim and every one on
+        GPUs (small workloads are a subset every device runs: sources put their odd,
+        bounds-checking sizes there). FarmError when the problem has nothing this device can
+        run: that is the problem's property, never the submission's fault."""
         if ids:
             chosen = [problem.workload(i) for i in ids]
         elif self.device in ("cpu", "npu-sim"):
             chosen = [w for w in problem.workloads if w.small]
+            if not chosen:
+                raise FarmError(
+                    f"problem {problem.name} is not runnable on device {self.device}: "
+                    + problem.extra.get("not_small", "it has no small workload"),
+                    hint="run it on a GPU (--device cuda), or name a workload with --workload",
+                )
         else:
-            chosen = [w for w in problem.workloads if not w.small]
+            chosen = list(problem.workloads)
         sel = Selection(run=[])
         for w in chosen:
             why = self._unsupported(problem, w)

@@ -123,6 +123,8 @@ class Session:
                 seed_weights=runtime.weight_seeder(request.get("weight_seed", 0)),
                 device=self.device,
                 gpumode_data=request.get("gpumode_data", "tuple"),
+                arguments=getattr(self.reference, "call_arguments", None),
+                constants=runtime.module_constants(self.reference, request.get("axes", {})),
             )
         except SubmissionError as exc:
             raise SubmissionFailure("COMPILE_ERROR", str(exc)) from None

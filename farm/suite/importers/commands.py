@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -31,7 +32,19 @@ def run_import(args: argparse.Namespace) -> int:
     drafts, skipped = importer(args.format)(root)
     name = args.name or f"{args.format}-{root.resolve().name}"
     dest = args.dest or user_suite_dir()
-    suite_hash, not_loaded = common.write_suite(name, drafts, dest, force=args.force)
+    try:
+        suite_hash, not_loaded = common.write_suite(name, drafts, dest, force=args.force)
+    except FarmError:
+        _print_skipped(skipped)  # the reasons matter most when nothing imported
+        missing = {m.group(1) for m in map(_MISSING.search, skipped) if m}
+        if len(missing) == 1 and all(_MISSING.search(line) for line in skipped):
+            module = missing.pop()
+            raise FarmError(
+                f"nothing imported from {root}: every problem imports `{module}`, "
+                "which is not installed",
+                hint=f"install {module} (and the weights its models load), then import again",
+            ) from None
+        raise
     skipped += not_loaded
     if args.format == "flashinfer":
         from farm.suite.importers import flashinfer
@@ -41,8 +54,7 @@ def run_import(args: argparse.Namespace) -> int:
         skipped += notes
         if written:
             print(f"{len(written)} solutions written as submission files to {out}", file=sys.stderr)
-    for line in skipped:
-        print(f"skipped {line}", file=sys.stderr)
+    _print_skipped(skipped)
     print(suite_hash)
     print(
         f"imported {len(drafts) - len(not_loaded)} problems into suite {name} at {dest / name}"
@@ -50,6 +62,14 @@ def run_import(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+_MISSING = re.compile(r"No module named '([\w.]+)'")
+
+
+def _print_skipped(skipped: list[str]) -> None:
+    for line in skipped:
+        print(f"skipped {line}", file=sys.stderr)
 
 
 def importer(fmt: str):  # type: ignore[no-untyped-def]

@@ -1,18 +1,25 @@
 """What every importer shares: problem drafts, the npu-sim scaling rule, writing and pinning.
 
 The npu-sim rule: a workload is `small` when its inputs hold at most SMALL_ELEMENTS elements in
-all. When a source has no such workload, one is added: a copy of the first workload whose
-largest scalable axis is halved (rounding up) until the inputs fit, and which must still run
-through the reference.
+all and the module's weights plus the largest tensor of its forward hold at most SMALL_FOOTPRINT
+(a "small" MLP must not keep gigabytes of weights). When a source has no such workload, one is
+added: a copy of the first workload whose largest scalable axis is halved (rounding up) until it
+fits, and which must still run through the reference. When none can be made, the problem says
+why in `extra.not_small`, and CPU and npu-sim answer "not runnable on this device".
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
 import re
 import shutil
+import signal
 import tempfile
-from collections.abc import Callable, Iterable
+import threading
+import warnings
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +29,7 @@ import yaml
 from farm.errors import SuiteError
 
 SMALL_ELEMENTS = 64 * 1024
+SMALL_FOOTPRINT = 4 * 1024 * 1024  # elements: 16 MiB of float32 weights + largest activation
 DEFAULT_TOLERANCE = {
     "float64": {"atol": 1e-8, "rtol": 1e-8},
     "float32": {"atol": 1e-4, "rtol": 1e-4},
@@ -74,10 +82,11 @@ class ProblemDraft:
     reference: str
     files: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    tolerance: dict[str, dict[str, float]] = field(default_factory=lambda: DEFAULT_TOLERANCE)
 
     def yaml_text(self) -> str:
         used = [self.dtype] + [t["dtype"] for t in (*self.inputs, *self.outputs) if "dtype" in t]
-        tolerance = {d: DEFAULT_TOLERANCE[d] for d in dict.fromkeys(used) if d in DEFAULT_TOLERANCE}
+        tolerance = {d: self.tolerance[d] for d in dict.fromkeys(used) if d in self.tolerance}
         if self.dtype.startswith("float8") or any(d.startswith("float8") for d in used):
             tolerance |= {d: {"atol": 0.125, "rtol": 0.125} for d in used if d.startswith("float8")}
         data = {
@@ -131,6 +140,21 @@ def elements(shapes: Iterable[tuple[int, ...]]) -> int:
     return sum(math.prod(s) for s in shapes)
 
 
+def size(found: Any) -> int:
+    """A probe's size under the npu-sim rule, in input elements: <= SMALL_ELEMENTS fits. The
+    footprint (weights + largest activation) is scaled onto the same limit."""
+    footprint = found.footprint() * SMALL_ELEMENTS // SMALL_FOOTPRINT
+    return max(elements(s for s, _ in found.inputs), footprint)
+
+
+def not_small_reason(found: Any) -> str:
+    return (
+        f"no workload fits the npu-sim size rule ({elements(s for s, _ in found.inputs)} input "
+        f"elements, {found.footprint()} elements of weights and largest activation; limits "
+        f"{SMALL_ELEMENTS} and {SMALL_FOOTPRINT}), and halving its axes does not reach it"
+    )
+
+
 def scale_down(
     axes: dict[str, int],
     scalable: Iterable[str],
@@ -138,14 +162,23 @@ def scale_down(
     limit: int = SMALL_ELEMENTS,
 ) -> dict[str, int] | None:
     """Halve (rounding up) the largest scalable axis until count(axes) <= limit; None when the
-    scalable axes reach 1 first."""
+    scalable axes reach 1 first. An axis whose halving the source refuses (count raises: a
+    patch size must divide the image) keeps its value and the others go on shrinking."""
     current = dict(axes)
     names = [n for n in scalable if n in current]
-    while count(current) > limit:
-        big = max(names, key=lambda n: current[n], default=None)
-        if big is None or current[big] <= 1:
+    size = count(current)
+    while size > limit:
+        live = [n for n in names if current[n] > 1]
+        if not live:
             return None
-        current[big] = (current[big] + 1) // 2
+        big = max(live, key=lambda n: current[n])
+        trial = {**current, big: (current[big] + 1) // 2}
+        try:
+            size = count(trial)
+        except Exception:  # the source's own checks reject this shape
+            names.remove(big)
+            continue
+        current = trial
     return current
 
 
@@ -194,7 +227,10 @@ def write_suite(
     from farm.suite import loader, manifest
 
     if not drafts:
-        raise SuiteError(f"nothing to import into suite {name}", hint="check the directory")
+        raise SuiteError(
+            f"nothing to import into suite {name}: no problem could be converted",
+            hint="the reasons are listed above, one `skipped` line per problem",
+        )
     target = dest / name
     if target.exists() and not force:
         raise SuiteError(
@@ -215,7 +251,7 @@ def write_suite(
                 skipped.append(f"{draft.name}: {exc.message}")
                 shutil.rmtree(problem_dir)
         if len(skipped) == len(drafts):
-            raise SuiteError(f"no problem of suite {name} loads: {skipped[0]}")
+            raise SuiteError(f"no problem of suite {name} loads: {'; '.join(skipped)}")
         suite_hash = manifest.write(staging)
         if target.exists():
             shutil.rmtree(target)
@@ -246,8 +282,14 @@ def axis_name(raw: str, taken: set[str]) -> str:
     return name
 
 
-# What converting one source problem may raise: that problem is skipped and named, not fatal.
-CONVERSION_ERRORS = (SuiteError, ValueError, RuntimeError, TypeError, KeyError)
+# How long converting one source problem may take (s): probing runs the source's own Python
+# (constructors, input generators) under FakeTensorMode; a problem that takes longer is skipped
+# and named rather than holding up the whole import.
+PROBLEM_SECONDS = 120.0
+
+
+class ConversionTimeout(Exception):
+    """Converting one problem took longer than PROBLEM_SECONDS."""
 
 
 def draft_all(
@@ -256,17 +298,72 @@ def draft_all(
     draft: Callable[[Path, Path], ProblemDraft],
     *,
     empty: SuiteError,
+    seconds: float = PROBLEM_SECONDS,
 ) -> tuple[list[ProblemDraft], list[str]]:
-    """Convert every source problem; one that cannot be converted is named, not fatal.
+    """Convert every source problem; one that cannot be converted (whatever it raises, or when
+    it runs past `seconds`) is named with its reason, never fatal.
 
     Raises `empty` when `root` held nothing to convert at all.
     """
     drafts, skipped = [], []
-    for path in paths:
-        try:
-            drafts.append(draft(path, root))
-        except CONVERSION_ERRORS as exc:
-            skipped.append(f"{path.relative_to(root)}: {exc}")
+    with quiet_torch():
+        for path in paths:
+            try:
+                with time_limit(seconds):
+                    drafts.append(draft(path, root))
+            except Exception as exc:  # the source's own code may raise anything
+                skipped.append(f"{path.relative_to(root)}: {reason_of(exc)}")
     if not drafts and not skipped:
         raise empty
     return drafts, skipped
+
+
+def reason_of(exc: Exception) -> str:
+    """One line saying why converting a problem failed."""
+    if isinstance(exc, SuiteError | ConversionTimeout):
+        return str(exc)
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else '(no message)'}"
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise ConversionTimeout in the main thread after `seconds` (no limit off the main
+    thread, where signals cannot be delivered)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise ConversionTimeout(f"converting it took over {seconds:g} s (probing its shapes)")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@contextlib.contextmanager
+def quiet_torch() -> Iterator[None]:
+    """Silence torch's loggers and warnings while sources are probed: FakeTensorMode logs a
+    traceback for every op it cannot fake, and the reason already goes to the skip list."""
+    # imported first, so that their loggers exist when they are silenced
+    import importlib
+
+    importlib.import_module("torch._subclasses.fake_tensor")
+
+    names = [n for n in logging.root.manager.loggerDict if n.startswith("torch")] + ["torch"]
+    loggers = [logging.getLogger(n) for n in names]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)

@@ -1,18 +1,23 @@
 """flashinfer-trace: import definitions + workloads (+ solutions), export suites, submissions
 and result documents.
 
-A dataset folder holds `definitions/**/*.json`, workloads as JSONL (`workloads/**/*.jsonl`, or
-`traces/**/*.jsonl` lines whose `solution` is null) and `solutions/**/*.json`. Each definition
-becomes a problem: `const` axes keep their value in every workload, `var` axes take each
-workload's values, and the definition's `reference` code (its `run`) is the reference. Inputs
-marked `random` are drawn from the harness's generator; `scalar` inputs must have one value
-across workloads; workloads with `safetensors` inputs are skipped (the data is not portable).
+A dataset folder holds `definitions/**/*.json`, workloads as JSONL (`workloads/**/*.jsonl`;
+`traces/` holds evaluation records of solutions, not workloads, and is not read) and
+`solutions/**/*.json`. Each definition becomes a problem: `const` axes keep their value in every
+workload, `var` axes take each workload's values (a workload breaking the definition's
+`constraints` is skipped and named), and the definition's `reference` code (its `run`) is the
+reference. Inputs marked `random` are drawn as flashinfer-bench draws them
+(flashinfer_bench/bench/utils.py `_rand_tensor`: normal floats, low-precision floats clamped to
+[-2, 2], ints uniform in [-1024, 1024) and int8 in [-128, 128), bools 0/1) from the harness's
+generator; `scalar` inputs must have one value across workloads; workloads with `safetensors`
+inputs are skipped (the data is not portable). Outputs are judged by flashinfer-bench's own rule
+(`compute_error_stats`: an element fails when its absolute error exceeds atol AND its relative
+error exceeds rtol, atol = rtol = 1e-2, in float32), the problem's `check`.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +25,8 @@ from typing import Any
 
 from farm.errors import SuiteError
 from farm.suite.importers import common, probe
+from farm.suite.importers import flashinfer_rules as rules
+from farm.suite.model import CATEGORIES
 
 DTYPES = {"float8_e4m3": "float8_e4m3fn", "float8_e4m3fn": "float8_e4m3fn"}
 _OURS_TO_THEIRS = {"float8_e4m3fn": "float8_e4m3"}
@@ -59,8 +66,8 @@ def import_dir(root: Path) -> tuple[list[common.ProblemDraft], list[str]]:
             draft, notes = problem_draft(definition, workloads.get(name, []))
             drafts.append(draft)
             skipped += [f"{path.relative_to(root)}: {n}" for n in notes]
-        except common.CONVERSION_ERRORS as exc:
-            skipped.append(f"{path.relative_to(root)}: {exc}")
+        except Exception as exc:  # the definition's own code may raise anything
+            skipped.append(f"{path.relative_to(root)}: {common.reason_of(exc)}")
     return drafts, skipped
 
 
@@ -75,9 +82,9 @@ def _json_files(root: Path, folder: str) -> list[tuple[Path, dict[str, Any]]]:
 
 
 def _workloads(root: Path) -> dict[str, list[dict[str, Any]]]:
-    """Workloads by definition name, from workloads/ and traces/ JSONL, de-duplicated by uuid."""
+    """Workloads by definition name, from workloads/ JSONL, de-duplicated by uuid."""
     by_def: dict[str, dict[str, dict[str, Any]]] = {}
-    for folder in ("workloads", "traces"):
+    for folder in ("workloads",):
         for path in sorted((root / folder).rglob("*.jsonl")):
             for lineno, line in enumerate(path.read_text().splitlines(), start=1):
                 if not line.strip():
@@ -124,31 +131,54 @@ def problem_draft(
             notes.append(f"workload {w.get('uuid')}: safetensors inputs are not portable; skipped")
             continue
         axes = {**consts, **{k: int(v) for k, v in (w.get("axes") or {}).items()}}
+        broken = rules.broken_constraint(definition, axes)
+        if broken:
+            notes.append(f"workload {w.get('uuid')}: breaks the constraint {broken}; skipped")
+            continue
         wid = f"wl{len(drafts)}-{str(w.get('uuid') or '')[:8]}".rstrip("-")
         drafts.append(common.WorkloadDraft(wid, axes, _fits(inputs, axes), "flashinfer-trace"))
     if not drafts:
         raise ValueError("no usable workloads (none found, or all use safetensors inputs)")
     if not any(d.small for d in drafts):
         var = [a for a in axes_def if a not in consts]
-        small = common.scale_down(drafts[0].axes, var, lambda a: _elements(inputs, a))
+        small = common.scale_down(drafts[0].axes, var, lambda a: rules.size(definition, inputs, a))
         if small is not None:
             drafts.append(common.WorkloadDraft("small", small, True, "scaled for npu-sim"))
-    ref = _TEMPLATE.format(
+    ref = rules.TEMPLATE.format(
         name=name,
         inputs=[(s["name"], s["shape"], s["dtype"]) for s in inputs],
         outputs=[s["name"] for s in outputs],
         scalars=scalars,
+        atol=rules.ATOL,
+        ratio=rules.matched_ratio(name),
     )
     flops, note = _flops(
         definition, inputs, drafts[0].axes, [a for a in axes_def if a not in consts]
     )
-    category = TYPE_CATEGORY.get(str(definition.get("type")), common.guess_category(name))
+    op_type = str(definition.get("op_type") or definition.get("type"))  # new and old schema
+    category = TYPE_CATEGORY.get(op_type) or (
+        op_type if op_type in CATEGORIES else common.guess_category(name)
+    )
     extra: dict[str, Any] = {"imported_from": {"format": "flashinfer-trace", "definition": name}}
+    extra["checker"] = (
+        f"flashinfer-bench's compute_error_stats: atol = rtol = {rules.ATOL:g}, "
+        f"matched ratio >= {rules.matched_ratio(name):g}"
+    )
+    if op_type == "sampling" or name.startswith("dsa_"):
+        extra["stricter"] = (
+            "flashinfer-bench judges this kind with its own evaluator (a frequency test for "
+            "sampling, index overlap for DSA); the farm compares the outputs element-wise"
+        )
+    if definition.get("constraints"):
+        extra["constraints"] = list(definition["constraints"])
     extra |= {"tags": list(definition.get("tags") or [])}
     if note:
         extra["flops_note"] = note
     if random_ints:
-        extra["int_inputs"] = f"{', '.join(random_ints)}: drawn uniformly from [0, 16)"
+        extra["int_inputs"] = (
+            f"{', '.join(random_ints)}: drawn as flashinfer-bench does "
+            "(uniform in [-1024, 1024), int8 in [-128, 128), bools 0/1)"
+        )
     draft = common.ProblemDraft(
         name=common.axis_name(name, set()) if not name[0].isalnum() else name,
         category=category,
@@ -161,6 +191,7 @@ def problem_draft(
         flops=flops,
         compute_unit=common.compute_unit(category),
         reference=ref,
+        tolerance=rules.TOLERANCE,
         files={"definition.json": json.dumps(definition, indent=1) + "\n"},
         extra=extra,
     )
@@ -187,12 +218,8 @@ def _input_kinds(inputs, workloads) -> tuple[dict[str, Any], list[str], list[str
     return scalars, ints, notes
 
 
-def _elements(specs: list[dict[str, Any]], axes: dict[str, int]) -> int:
-    return sum(math.prod(axes[d] if isinstance(d, str) else d for d in s["shape"]) for s in specs)
-
-
 def _fits(specs: list[dict[str, Any]], axes: dict[str, int]) -> bool:
-    return _elements(specs, axes) <= common.SMALL_ELEMENTS
+    return rules.elements(specs, axes) <= common.SMALL_ELEMENTS
 
 
 def _flops(definition, inputs, axes, names) -> tuple[str, str | None]:  # type: ignore[no-untyped-def]
@@ -222,43 +249,6 @@ def _flops(definition, inputs, axes, names) -> tuple[str, str | None]:  # type: 
 
 def _as_tuple(out: Any) -> Any:
     return tuple(out.values()) if isinstance(out, dict) else out
-
-
-_TEMPLATE = '''"""Imported from flashinfer-trace definition {name} (verbatim in definition.json)."""
-
-import json
-import pathlib
-
-import torch
-
-INPUTS = {inputs!r}  # (name, shape, dtype)
-OUTPUTS = {outputs!r}
-SCALARS = {scalars!r}
-_definition = json.loads(pathlib.Path(__file__).with_name("definition.json").read_text())
-_namespace = {{}}
-exec(compile(_definition["reference"], "<definition {name}>", "exec"), _namespace)
-
-
-def reference(*inputs):
-    out = _namespace["run"](*inputs)
-    if isinstance(out, dict):
-        return tuple(out[name] for name in OUTPUTS)
-    return out
-
-
-def make_inputs(axes, dtype, device, generator):
-    made = []
-    for name, shape, dt in INPUTS:
-        size = [axes[d] if isinstance(d, str) else d for d in shape]
-        kind = getattr(torch, dt)
-        if name in SCALARS:
-            made.append(torch.tensor(SCALARS[name], dtype=kind, device=device))
-        elif kind.is_floating_point:
-            made.append(torch.randn(size, generator=generator, device=device).to(kind))
-        else:
-            made.append(torch.randint(0, 16, size, generator=generator, device=device).to(kind))
-    return tuple(made)
-'''
 
 
 # --- export -----------------------------------------------------------------------------------
@@ -362,7 +352,7 @@ def solution_from_source(
 def source_from_solution(solution: dict[str, Any], definition: dict[str, Any]) -> str:
     """A native submission file (`kernel(*inputs)`) from a single-file Python/Triton Solution."""
     spec = solution.get("spec") or {}
-    if spec.get("language") not in ("python", "triton"):
+    if str(spec.get("language", "")).lower() not in ("python", "triton"):
         raise ValueError(f"solution {solution.get('name')}: only python/triton can be converted")
     file, _, fn = str(spec.get("entry_point", "")).partition("::")
     sources = {s["path"]: s["content"] for s in solution.get("sources") or []}
@@ -384,16 +374,33 @@ def source_from_solution(solution: dict[str, Any], definition: dict[str, Any]) -
 
 
 _ADAPTER = """# --- entry point for the farm (kernel(*inputs) calls the solution's {fn}) ---
-_FI_DPS = {dps!r}
+_FI_DPS = {dps!r}  # the solution's destination_passing_style (flashinfer-bench's default: true)
 _FI_INPUT_SHAPES = {inputs!r}
 _FI_OUTPUTS = {outputs!r}
 _FI_CONSTS = {consts!r}
 
 
+def _fi_destination_passing(n_inputs):
+    \"\"\"Whether {fn} takes the outputs as its last arguments: its signature decides when it
+    takes exactly the inputs (return style) or inputs + outputs; else the solution's flag.\"\"\"
+    import inspect
+
+    try:
+        params = inspect.signature({fn}).parameters.values()
+    except (TypeError, ValueError):
+        return _FI_DPS
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+        return _FI_DPS
+    count = len(params)
+    if count == n_inputs:
+        return False
+    return True if count == n_inputs + len(_FI_OUTPUTS) else _FI_DPS
+
+
 def kernel(*inputs):
     import torch
 
-    if not _FI_DPS:
+    if not _fi_destination_passing(len(inputs)):
         out = {fn}(*inputs)
         return tuple(out[n] for n, _, _ in _FI_OUTPUTS) if isinstance(out, dict) else out
     kinds = (torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int8)

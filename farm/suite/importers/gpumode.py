@@ -1,12 +1,17 @@
 """`farm suite import gpumode DIR`: GPU MODE problems (a folder with reference.py + task.yml) as
 problems of our format.
 
-`generate_input(**spec)` makes the data, `ref_kernel(data)` the expected output; task.yml's
-`tests` and `benchmarks` entries are the workloads: their int parameters (all but `seed`) become
-axes, other parameters must be the same in every entry. The source files are kept verbatim in
-`source/` (with the nearest `utils.py` above them); `reference.py` draws a `seed` for
-`generate_input` from the harness's generator. Data that is a tuple of tensors is passed as the
-inputs in order; a submission's `custom_kernel(data)` receives that tuple.
+`generate_input(**spec)` makes the data, `ref_kernel(data)` the expected output and
+`check_implementation(data, output)` judges a submission's output: it is the problem's checker
+(its own rtol/atol, residual checks, size-scaled tolerances), never a flat tolerance. task.yml's
+`tests` and `benchmarks` entries are the workloads, every one of them: the positive int
+parameters present in every entry (all but `seed`) are axes; the other parameters (strings,
+bools, lists, zeros, keys only some entries have) form a `variant`, an axis numbering the distinct
+sets of them. The source files are kept verbatim in `source/` (with the nearest `utils.py` above
+them); `reference.py` draws a `seed` for `generate_input` from the harness's generator and runs
+the source with CUDA redirected to the evaluating device (device_neutral.py), so CUDA-only
+sources import and run on a CPU host. Data that is a tuple of tensors is passed as the inputs in
+order; a submission's `custom_kernel(data)` receives that tuple.
 """
 
 from __future__ import annotations
@@ -18,10 +23,11 @@ from typing import Any
 import yaml
 
 from farm.errors import SuiteError
-from farm.suite.importers import common, probe
+from farm.suite.importers import common, device_neutral, probe
 from farm.suite.importers.loading import load_module
 
 SOURCE_DIR = "source"
+VARIANT = "variant"  # the axis numbering a workload's set of non-axis parameters (1-based)
 
 
 def find_problems(root: Path) -> list[Path]:
@@ -45,15 +51,15 @@ def problem_draft(folder: Path, root: Path) -> common.ProblemDraft:
         if not hasattr(module, needed):
             raise SuiteError(f"{folder.name}/reference.py: defines no `{needed}`")
     entries = _entries(task)
-    axes_names, constants = _split_params(entries, folder.name)
+    axes_names, variants = _split_params(entries)
 
     def probe_at(axes: dict[str, int]) -> probe.Probe:
-        return probe.fake_probe(lambda: _forward(module, {**constants, **axes}))
+        return probe.fake_probe(lambda: _forward(module, _spec(axes, axes_names, variants)))
 
     first_axes = {k: entries[0][1][k] for k in axes_names}
     model = probe.shape_model(probe_at, first_axes)
     base = probe_at(first_axes)
-    workloads = _workloads(entries, axes_names, probe_at, model)
+    workloads = _workloads(entries, axes_names, variants, probe_at, model, base)
     name = common.problem_name(folder, root)
     dtype = next((d for _, d in base.inputs if d.startswith(("float", "bfloat"))), "float32")
     flops, note = common.flops_formula(lambda a: probe_at(a).flops, first_axes, axes_names)
@@ -62,13 +68,19 @@ def problem_draft(folder: Path, root: Path) -> common.ProblemDraft:
         "imported_from": {"format": "gpumode", "folder": str(folder.relative_to(root))},
         "seeds": "task.yml seeds are not used: the harness draws its own (secret in leaderboard)",
     }
+    if hasattr(module, "check_implementation"):
+        extra["checker"] = "the source's check_implementation(data, output)"
     if note:
         extra["flops_note"] = note
-    is_tuple = _data_is_tuple(module, {**constants, **first_axes})
+    is_tuple = _data_is_tuple(module, _spec(first_axes, axes_names, variants))
     extra["gpumode_data"] = "tuple" if is_tuple else "tensor"
+    written = _written_inputs(module, _spec(first_axes, axes_names, variants), base)
+    if written:
+        extra["writable_inputs"] = written
     files = {f"{SOURCE_DIR}/{p.name}": p.read_text() for p in sorted(folder.glob("*.py"))}
     files |= {f"{SOURCE_DIR}/{h.name}": h.read_text() for h in helpers}
     files[f"{SOURCE_DIR}/task.yml"] = (folder / "task.yml").read_text()
+    files["device_neutral.py"] = Path(device_neutral.__file__).read_text()
     inputs = _specs(model.inputs, base.inputs, dtype, "data")
     return common.ProblemDraft(
         name=name,
@@ -86,7 +98,7 @@ def problem_draft(folder: Path, root: Path) -> common.ProblemDraft:
         reference=_TEMPLATE.format(
             folder=folder.name,
             axes=axes_names,
-            constants=constants,
+            variants=variants,
             source=SOURCE_DIR,
             is_tuple=is_tuple,
         ),
@@ -129,56 +141,101 @@ def _entries(task: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return entries
 
 
-def _split_params(entries, folder: str) -> tuple[list[str], dict[str, Any]]:  # type: ignore[no-untyped-def]
-    """Axis names (int parameters) and parameters that are the same everywhere."""
-    keys = set(entries[0][1]) - {"seed"}
-    axes = sorted(k for k in keys if all(type(s.get(k)) is int for _, s in entries))
-    constants: dict[str, Any] = {}
-    for key in sorted(keys - set(axes)):
-        values = {repr(s.get(key)) for _, s in entries}
-        if len(values) > 1:
-            raise SuiteError(
-                f"{folder}: parameter '{key}' varies between entries and is not an int",
-                hint="only int parameters can vary across workloads",
-            )
-        constants[key] = entries[0][1][key]
-    return axes, constants
+def _split_params(entries) -> tuple[list[str], list[dict[str, Any]]]:  # type: ignore[no-untyped-def]
+    """Axis names (positive int parameters every entry has) and the distinct sets of the other
+    parameters (`variant` n is the n-th set)."""
+    keys = sorted({k for _, s in entries for k in s} - {"seed"})
+    axes = [
+        k
+        for k in keys
+        if all(type(s.get(k)) is int and s[k] > 0 for _, s in entries) and k != VARIANT
+    ]
+    variants: list[dict[str, Any]] = []
+    for _, spec in entries:
+        rest = {k: v for k, v in spec.items() if k not in axes and k != "seed"}
+        if rest not in variants:
+            variants.append(rest)
+    return axes, variants
+
+
+def _spec(axes: dict[str, int], names: list[str], variants: list[dict[str, Any]]) -> dict:
+    """generate_input's keyword arguments (all but seed) for a workload's axes."""
+    return {**variants[axes.get(VARIANT, 1) - 1], **{k: int(axes[k]) for k in names}}
 
 
 def _data_is_tuple(module: ModuleType, spec: dict[str, Any]) -> bool:
-    from torch._subclasses.fake_tensor import FakeTensorMode
+    def generate() -> Any:
+        with device_neutral.on("cpu"):
+            return module.generate_input(**spec, seed=0)
 
-    with FakeTensorMode(allow_non_fake_inputs=True):
-        return isinstance(module.generate_input(**spec, seed=0), tuple | list)
+    return isinstance(probe.fake_or_real(generate), tuple | list)
+
+
+def _written_inputs(module: ModuleType, spec: dict[str, Any], base: probe.Probe) -> list[int]:
+    """Inputs the source's own ref_kernel writes (GPU MODE hands kernels destination buffers
+    inside `data`): a submission may write them too. Found by running ref_kernel for real at
+    the first test's sizes (skipped above WRITE_PROBE_ELEMENTS input elements)."""
+    import torch
+
+    if common.elements(s for s, _ in base.inputs) > WRITE_PROBE_ELEMENTS:
+        return []
+    with device_neutral.on("cpu"):
+        data = module.generate_input(**spec, seed=0)
+        tensors = list(data) if isinstance(data, tuple | list) else [data]
+        before = [t.clone() for t in tensors]
+        module.ref_kernel(data)
+    return [i for i, (a, b) in enumerate(zip(before, tensors)) if not torch.equal(a, b)]
+
+
+WRITE_PROBE_ELEMENTS = 1 << 24
 
 
 def _forward(module: ModuleType, spec: dict[str, Any]) -> tuple[Any, Any]:
-    data = module.generate_input(**spec, seed=0)
-    inputs = data if isinstance(data, tuple | list) else (data,)
-    return inputs, module.ref_kernel(data)
+    with device_neutral.on("cpu"):
+        data = module.generate_input(**spec, seed=0)
+        inputs = data if isinstance(data, tuple | list) else (data,)
+        return inputs, module.ref_kernel(data)
 
 
-def _workloads(entries, axes_names, probe_at, model) -> list[common.WorkloadDraft]:  # type: ignore[no-untyped-def]
+def _workloads(entries, axes_names, variants, probe_at, model, base) -> list[common.WorkloadDraft]:  # type: ignore[no-untyped-def]
+    """Every test and benchmark entry; a scaled `small` copy of the first test when no entry is
+    small enough for npu-sim."""
     workloads = []
     for wid, spec in entries:
         axes = {k: spec[k] for k in axes_names}
-        found = probe_at(axes)
+        if len(variants) > 1:
+            rest = {k: v for k, v in spec.items() if k not in axes_names and k != "seed"}
+            axes[VARIANT] = variants.index(rest) + 1
+        found = _shapes_at(model, axes, probe_at, base)
         derived = model.derived_axes(found)
         _check_shapes(model, {**axes, **derived}, found, wid)
-        small = common.elements(s for s, _ in found.inputs) <= common.SMALL_ELEMENTS
+        small = common.size(found) <= common.SMALL_ELEMENTS
         workloads.append(common.WorkloadDraft(wid, {**axes, **derived}, small, f"task.yml {wid}"))
     if any(w.small for w in workloads):
         return workloads
-    first = {k: entries[0][1][k] for k in axes_names}
-    small_axes = common.scale_down(
-        first, axes_names, lambda a: common.elements(s for s, _ in probe_at(a).inputs)
-    )
+    first = dict(workloads[0].axes)
+    small_axes = common.scale_down(first, axes_names, lambda a: common.size(probe_at(a)))
     if small_axes is not None:
         derived = model.derived_axes(probe_at(small_axes))
         workloads.append(
             common.WorkloadDraft("small", {**small_axes, **derived}, True, "scaled for npu-sim")
         )
     return workloads
+
+
+def _shapes_at(model, axes: dict[str, int], probe_at, base: probe.Probe) -> probe.Probe:  # type: ignore[no-untyped-def]
+    """A workload's tensors: from the shape model and the first test's dtypes when every dim
+    follows the axes (no need to run a benchmark-sized source), else probed."""
+    if model.derived:
+        return probe_at(axes)
+
+    def resolve(specs, probed):  # type: ignore[no-untyped-def]
+        return [
+            (tuple(axes[d] if isinstance(d, str) else d for d in spec), dtype)
+            for spec, (_, dtype) in zip(specs, probed)
+        ]
+
+    return probe.Probe(resolve(model.inputs, base.inputs), resolve(model.outputs, base.outputs), 0)
 
 
 def _check_shapes(model, axes: dict[str, int], found: probe.Probe, wid: str) -> None:  # type: ignore[no-untyped-def]
@@ -200,7 +257,11 @@ def _specs(shapes, probed, dtype: str, prefix: str) -> list[dict[str, Any]]:  # 
     return specs
 
 
-_TEMPLATE = '''"""Imported from GPU MODE problem {folder} (files kept verbatim in {source}/)."""
+_TEMPLATE = '''"""Imported from GPU MODE problem {folder} (files kept verbatim in {source}/).
+
+The source's own check_implementation judges outputs (`check`); the source runs with CUDA
+redirected to the evaluating device (device_neutral.py).
+"""
 
 import importlib.util
 import pathlib
@@ -209,40 +270,65 @@ import sys
 import torch
 
 AXES = {axes!r}
-CONSTANTS = {constants!r}
+VARIANTS = {variants!r}  # generate_input's other parameters; axis `variant` n is VARIANTS[n - 1]
 DATA_IS_TUPLE = {is_tuple!r}  # generate_input's data is a tuple (else one tensor)
-_DIR = pathlib.Path(__file__).with_name("{source}")
+_HERE = pathlib.Path(__file__).parent
+_DIR = _HERE / "{source}"
 
 
-def _load():
+def _load(path, folder=None):
     before = set(sys.modules)
-    sys.path.insert(0, str(_DIR))
+    if folder:
+        sys.path.insert(0, str(folder))
     try:
         spec = importlib.util.spec_from_file_location(
-            "gpumode_reference_" + str(abs(hash(__file__))), _DIR / "reference.py"
+            "gpumode_" + path.stem + "_" + str(abs(hash(__file__))), path
         )
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     finally:
-        sys.path.remove(str(_DIR))
-        for name in set(sys.modules) - before:
-            if (getattr(sys.modules[name], "__file__", None) or "").startswith(str(_DIR)):
-                del sys.modules[name]
+        if folder:
+            sys.path.remove(str(folder))
+            for name in set(sys.modules) - before:
+                if (getattr(sys.modules[name], "__file__", None) or "").startswith(str(folder)):
+                    del sys.modules[name]
     return module
 
 
-_source = _load()
+_device = _load(_HERE / "device_neutral.py")
+_source = _load(_DIR / "reference.py", _DIR)
+
+
+def _data(inputs):
+    return tuple(inputs) if DATA_IS_TUPLE else inputs[0]
 
 
 def make_inputs(axes, dtype, device, generator):
     seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator, device=device).item())
-    spec = {{**CONSTANTS, **{{k: int(axes[k]) for k in AXES}}}}
-    data = _source.generate_input(**spec, seed=seed)
+    spec = {{**VARIANTS[int(axes.get("variant", 1)) - 1], **{{k: int(axes[k]) for k in AXES}}}}
+    with _device.on(device):
+        data = _source.generate_input(**spec, seed=seed)
     tensors = data if isinstance(data, (tuple, list)) else (data,)
     return tuple(t.to(device) for t in tensors)
 
 
 def reference(*inputs):
-    data = tuple(inputs) if DATA_IS_TUPLE else inputs[0]
-    return _source.ref_kernel(data)
+    with _device.on(inputs[0].device):
+        return _source.ref_kernel(_data(inputs))
+
+
+def _check(inputs, outputs):
+    """The source's check_implementation on a submission's outputs: error messages, or []."""
+    output = outputs[0] if len(outputs) == 1 else tuple(outputs)
+    with _device.on(inputs[0].device):
+        verdict = _source.check_implementation(_data(inputs), output)
+    if isinstance(verdict, tuple):  # (good, message)
+        return [] if verdict[0] else [str(verdict[1]) or "check_implementation failed"]
+    if isinstance(verdict, bool):
+        return [] if verdict else ["check_implementation failed"]
+    return [str(verdict)] if verdict else []  # older checkers return a message, "" when good
+
+
+# The trusted side judges with the source's checker when there is one.
+check = _check if hasattr(_source, "check_implementation") else None
 '''

@@ -6,6 +6,12 @@ Each file becomes a problem named after its stem, prefixed with its folder below
 module-level int constants from the workload's axes, builds `Model` after seeding torch with
 WEIGHT_SEED (as the harness seeds it before building `ModelNew`), and draws inputs from
 `get_inputs()` under a seed taken from the harness's generator.
+
+KernelBench's semantics are kept: models stay in training mode (KernelBench never calls
+`.eval()`, so BatchNorm normalises with the batch's statistics), non-tensor arguments of
+`get_inputs()` (a Python float) are passed to Model and ModelNew as they are, and the tolerance is
+KernelBench's (`get_tolerance_for_precision`, src/kernelbench/eval.py: 1e-4 for float32, 1e-2
+for 16-bit types, as atol and rtol).
 """
 
 from __future__ import annotations
@@ -50,24 +56,34 @@ def problem_draft(path: Path, root: Path) -> common.ProblemDraft:
     constants = {
         k: v for k, v in vars(module).items() if type(v) is int and not k.startswith("_") and v > 0
     }
+    probes: dict[tuple[tuple[str, int], ...], probe.Probe] = {}
 
     def probe_at(axes: dict[str, int]) -> probe.Probe:
-        return probe.fake_probe(lambda: _forward(module, {**constants, **axes}))
+        key = tuple(sorted({**constants, **axes}.items()))
+        if key not in probes:  # every point is probed once, however often it is asked for
+            probes[key] = probe.fake_probe(lambda: _forward(module, dict(key)))
+        return probes[key]
 
     base = probe_at(constants)
-    axes = {k: v for k, v in constants.items() if _moves_inputs(probe_at, constants, k, base)}
+    axes = {k: v for k, v in constants.items() if _moves(probe_at, constants, k, base)}
     model = probe.shape_model(probe_at, axes)
     name = common.problem_name(path, root)
     dtype = next((d for _, d in base.inputs if d.startswith(("float", "bfloat"))), "float32")
     flops, note = common.flops_formula(lambda a: probe_at(a).flops, axes, list(axes))
-    workloads = _workloads(probe_at, axes, model, path.name)
+    workloads, not_small = _workloads(probe_at, axes, model, path.name)
     category = common.guess_category(name.split("-")[-1])
     inputs = _specs(model.inputs, base.inputs, dtype, "x")
     outputs = _specs(model.outputs, base.outputs, dtype, "out")
+    scalars = _scalar_arguments(module)
     extra: dict[str, Any] = {
         "imported_from": {"format": "kernelbench", "file": str(path.relative_to(root))},
         "weight_seed": WEIGHT_SEED,
+        "module_mode": "train",
     }
+    if scalars:
+        extra["scalar_arguments"] = {str(i): v for i, v in scalars.items()}
+    if not_small:
+        extra["not_small"] = not_small
     if note:
         extra["flops_note"] = note
     return common.ProblemDraft(
@@ -81,50 +97,80 @@ def problem_draft(path: Path, root: Path) -> common.ProblemDraft:
         workloads=workloads,
         flops=flops,
         compute_unit=common.compute_unit(category),
-        reference=reference_text(path, axes, model.inputs),
+        reference=reference_text(path, axes, model.inputs, scalars),
         files={"source.py": path.read_text()},
         extra=extra,
+        tolerance=TOLERANCE,
     )
 
 
-def _forward(module: ModuleType, axes: dict[str, int]) -> tuple[Any, Any]:
+# KernelBench's get_tolerance_for_precision (src/kernelbench/eval.py): atol = rtol.
+TOLERANCE = {
+    "float32": {"atol": 1e-4, "rtol": 1e-4},
+    "float16": {"atol": 1e-2, "rtol": 1e-2},
+    "bfloat16": {"atol": 1e-2, "rtol": 1e-2},
+}
+
+
+def _forward(module: ModuleType, axes: dict[str, int]) -> tuple[Any, Any, Any]:
     for k, v in axes.items():
         setattr(module, k, v)
     inputs = module.get_inputs()
     model = module.Model(*module.get_init_inputs())
-    return inputs, model(*inputs)
+    tensors = [t for t in inputs if not _is_scalar(t)]
+    return tensors, model(*inputs), model
 
 
-def _moves_inputs(probe_at, constants: dict[str, int], name: str, base: probe.Probe) -> bool:  # type: ignore[no-untyped-def]
+def _is_scalar(value: Any) -> bool:
+    return type(value) in (int, float, bool)
+
+
+def _scalar_arguments(module: ModuleType) -> dict[int, int | float | bool]:
+    """Positions and values of get_inputs()'s Python scalars (KernelBench passes them as they
+    are); they must not depend on the random draw."""
+    import torch
+
+    with probe.fake_mode():
+        first = [(i, v) for i, v in enumerate(module.get_inputs()) if _is_scalar(v)]
+        torch.manual_seed(1)
+        again = [(i, v) for i, v in enumerate(module.get_inputs()) if _is_scalar(v)]
+    if first != again:
+        raise ValueError("get_inputs() returns Python scalars that change with the seed")
+    return dict(first)
+
+
+def _moves(probe_at, constants: dict[str, int], name: str, base: probe.Probe) -> bool:  # type: ignore[no-untyped-def]
+    """Whether doubling constant `name` changes the inputs, outputs or the model's size."""
     try:
         moved = probe_at({**constants, name: constants[name] * 2})
     except Exception:
         return False
-    return moved.inputs != base.inputs
+    return (moved.inputs, moved.outputs, moved.state) != (base.inputs, base.outputs, base.state)
 
 
 def _workloads(probe_at, axes, model, filename):  # type: ignore[no-untyped-def]
-    """The source's shapes, plus a scaled `small` copy when they exceed the npu-sim limit."""
+    """The source's shapes, plus a scaled `small` copy when they exceed the npu-sim rule; and
+    why there is no small workload, when none could be made."""
 
-    def count(a: dict[str, int]) -> int:
-        return common.elements(s for s, _ in probe_at(a).inputs)
+    def size(a: dict[str, int]) -> int:
+        return common.size(probe_at(a))
 
     source = common.WorkloadDraft(
         id="source", axes={**axes, **model.derived_axes(probe_at(axes))}, source=filename
     )
-    if count(axes) <= common.SMALL_ELEMENTS:
+    if size(axes) <= common.SMALL_ELEMENTS:
         source.small = True
-        return [source]
-    small_axes = common.scale_down(axes, list(axes), count)
+        return [source], None
+    small_axes = common.scale_down(axes, list(axes), size)
     if small_axes is None:
-        return [source]
+        return [source], common.not_small_reason(probe_at(axes))
     small = common.WorkloadDraft(
         id="small",
         axes={**small_axes, **model.derived_axes(probe_at(small_axes))},
         small=True,
-        source=f"{filename} scaled to <= {common.SMALL_ELEMENTS} input elements",
+        source=f"{filename} scaled to the npu-sim size rule",
     )
-    return [source, small]
+    return [source, small], None
 
 
 def _specs(shapes, probed, dtype: str, prefix: str) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
@@ -143,7 +189,12 @@ def _doc(module: ModuleType) -> str:
     return " ".join(doc.split())[:300]
 
 
-def reference_text(path: Path, axes: dict[str, int], input_shapes: list[list[str | int]]) -> str:
+def reference_text(
+    path: Path,
+    axes: dict[str, int],
+    input_shapes: list[list[str | int]],
+    scalars: dict[int, int | float | bool] | None = None,
+) -> str:
     """The generated reference.py (self-contained: it imports only torch and source.py)."""
     locate = [
         (i, j, dim)
@@ -151,13 +202,17 @@ def reference_text(path: Path, axes: dict[str, int], input_shapes: list[list[str
         for j, dim in enumerate(shape)
         if dim in axes
     ]
-    return _TEMPLATE.format(file=path.name, axes=sorted(axes), locate=locate, seed=WEIGHT_SEED)
+    return _TEMPLATE.format(
+        file=path.name, axes=sorted(axes), locate=locate, seed=WEIGHT_SEED, scalars=scalars or {}
+    )
 
 
 _TEMPLATE = '''"""Imported from KernelBench file {file} (kept verbatim in source.py).
 
 The workload's axes set the file's module constants; Model is built right after
 torch.manual_seed(WEIGHT_SEED), as the harness builds ModelNew, so equal parameters follow.
+As in KernelBench, the model stays in training mode (BatchNorm uses the batch's statistics) and
+get_inputs()'s Python scalars are passed as they are (SCALARS: position -> value).
 """
 
 import importlib.util
@@ -166,8 +221,9 @@ import pathlib
 import torch
 
 AXES = {axes!r}
-AXIS_DIMS = {locate!r}  # (input index, dim, axis): the axes read back from the inputs
+AXIS_DIMS = {locate!r}  # (tensor input index, dim, axis): the axes read back from the inputs
 WEIGHT_SEED = {seed}
+SCALARS = {scalars!r}
 
 _spec = importlib.util.spec_from_file_location(
     "kernelbench_source_" + str(abs(hash(__file__))), pathlib.Path(__file__).with_name("source.py")
@@ -177,16 +233,28 @@ _spec.loader.exec_module(_source)
 _models = {{}}
 
 
+def module_constants(axes):
+    """The source's module constants for these axes (a submission's copies are set alike)."""
+    return {{name: int(axes[name]) for name in AXES if name in axes}}
+
+
 def _configure(axes):
-    for name in AXES:
-        if name in axes:
-            setattr(_source, name, int(axes[name]))
+    for name, value in module_constants(axes).items():
+        setattr(_source, name, value)
 
 
 def init_inputs(axes):
     """Constructor arguments of Model (and of a submission's ModelNew) for these axes."""
     _configure(axes)
     return list(_source.get_init_inputs())
+
+
+def call_arguments(tensors):
+    """The forward's arguments: the tensor inputs with get_inputs()'s scalars put back."""
+    args, rest = [], list(tensors)
+    for position in range(len(rest) + len(SCALARS)):
+        args.append(SCALARS[position] if position in SCALARS else rest.pop(0))
+    return args
 
 
 def _model(axes, device):
@@ -196,14 +264,14 @@ def _model(axes, device):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(WEIGHT_SEED)
             model = _source.Model(*args)
-        _models[key] = model.to(device).eval()
+        _models[key] = model.to(device)  # training mode, as KernelBench leaves it
     return _models[key]
 
 
 def reference(*inputs):
     axes = {{axis: int(inputs[i].shape[j]) for i, j, axis in AXIS_DIMS}}
     with torch.no_grad():
-        return _model(axes, inputs[0].device)(*inputs)
+        return _model(axes, inputs[0].device)(*call_arguments(inputs))
 
 
 def make_inputs(axes, dtype, device, generator):
@@ -211,7 +279,7 @@ def make_inputs(axes, dtype, device, generator):
     seed = int(torch.randint(0, 2**62, (1,), generator=generator, device=device).item())
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        made = _source.get_inputs()
+        made = [t for t in _source.get_inputs() if isinstance(t, torch.Tensor)]
     return tuple(
         t.to(device=device, dtype=dtype) if t.is_floating_point() else t.to(device) for t in made
     )

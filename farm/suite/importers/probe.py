@@ -29,11 +29,19 @@ DTYPE_NAMES = {
 
 @dataclass(frozen=True)
 class Probe:
-    """Input and output tensors as (shape, dtype name) lists, and the counted FLOPs."""
+    """Input and output tensors as (shape, dtype name) lists, the counted FLOPs, the elements
+    of the module's parameters and buffers (`state`), and the elements of the largest tensor
+    any op produced on the way (`activation`)."""
 
     inputs: list[tuple[tuple[int, ...], str]]
     outputs: list[tuple[tuple[int, ...], str]]
     flops: int
+    state: int = 0
+    activation: int = 0
+
+    def footprint(self) -> int:
+        """Elements a run holds at least: weights plus the largest tensor of the forward."""
+        return self.state + self.activation
 
 
 def tensors_of(value: Any, what: str) -> list[Any]:
@@ -58,16 +66,77 @@ def describe(tensors: list[Any]) -> list[tuple[tuple[int, ...], str]]:
     return out
 
 
-def fake_probe(make: Callable[[], tuple[Any, Any]]) -> Probe:
-    """Run `make() -> (inputs, outputs)` under FakeTensorMode and a FLOP counter."""
+def fake_mode() -> Any:
+    """A FakeTensorMode that accepts real tensors (a source's module-level constants)."""
     from torch._subclasses.fake_tensor import FakeTensorMode
+
+    return FakeTensorMode(allow_non_fake_inputs=True)
+
+
+def fake_probe(make: Callable[[], tuple[Any, ...]]) -> Probe:
+    """Run `make() -> (inputs, outputs[, module])` under FakeTensorMode and a FLOP counter;
+    a module returned third has its parameters and buffers counted. A source whose output
+    shape depends on its data (`bincount`, `.item()`), which FakeTensorMode cannot follow, is
+    run for real on the CPU instead (probes use the source's first test sizes and doubles)."""
+    return fake_or_real(lambda: _counted(make))
+
+
+def fake_or_real(run: Callable[[], Any]) -> Any:
+    """`run()` under FakeTensorMode; run for real (on the CPU) when the source's shapes depend
+    on its data, or it moves real module weights, which FakeTensorMode cannot follow."""
+    from torch._subclasses.fake_tensor import (
+        DataDependentOutputException,
+        DynamicOutputShapeException,
+    )
+
+    try:
+        with fake_mode():
+            return run()
+    except (DataDependentOutputException, DynamicOutputShapeException):
+        return run()
+    except RuntimeError as exc:
+        if "Couldn't swap" not in str(exc):
+            raise
+        return run()  # a module built with real weights and moved inside the fake run
+
+
+def _counted(make: Callable[[], tuple[Any, ...]]) -> Probe:
     from torch.utils.flop_counter import FlopCounterMode
 
     counter = FlopCounterMode(display=False)
-    with FakeTensorMode(allow_non_fake_inputs=True), counter:
-        inputs, outputs = make()
+    largest = _largest_output_mode()()
+    with counter, largest:
+        inputs, outputs, *module = make()
         ins, outs = tensors_of(inputs, "inputs"), tensors_of(outputs, "outputs")
-        return Probe(describe(ins), describe(outs), int(counter.get_total_flops()))
+        state = sum(t.numel() for m in module for t in (*m.parameters(), *m.buffers()))
+        return Probe(
+            describe(ins),
+            describe(outs),
+            int(counter.get_total_flops()),
+            int(state),
+            largest.elements,
+        )
+
+
+def _largest_output_mode() -> type:
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_leaves
+
+    class LargestOutput(TorchDispatchMode):
+        """Remembers the element count of the largest tensor any op returns."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.elements = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            out = func(*args, **(kwargs or {}))
+            for leaf in tree_leaves(out):
+                if hasattr(leaf, "numel"):
+                    self.elements = max(self.elements, int(leaf.numel()))
+            return out
+
+    return LargestOutput
 
 
 @dataclass

@@ -31,3 +31,27 @@ def evaluate(source: Path, suite: str, problem: str) -> dict:
     return run_eval(
         source, suite=suite, problem=problem, device="cpu", mode="test", sandbox="process"
     )
+
+
+@pytest.fixture(scope="session")
+def _imported_home(tmp_path_factory):
+    """One FARM_HOME holding the three fixture suites, imported once for the tests that only
+    read or evaluate them (importing is the expensive part)."""
+    home = tmp_path_factory.mktemp("imported") / "home"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("FARM_HOME", str(home))
+        for fmt, name in (("kernelbench", "kb-test"), ("gpumode", "gm-test")):
+            assert import_suite(fmt, name) == 0
+        assert import_suite("flashinfer", "fi-test") == 0
+    return home
+
+
+@pytest.fixture
+def imported(_imported_home, monkeypatch):
+    from farm.suite import loader
+
+    monkeypatch.setenv("FARM_HOME", str(_imported_home))
+    monkeypatch.setenv("FARM_SANDBOX", "process")
+    monkeypatch.setenv("FARM_ALLOW_UNSANDBOXED", "1")
+    loader._load_suite_cached.cache_clear()
+    return _imported_home

@@ -14,6 +14,7 @@ def test_import_definitions_and_workloads(farm_home, capsys):
     assert import_suite("flashinfer", SUITE) == 0
     err = capsys.readouterr().err
     assert "safetensors inputs are not portable" in err
+    assert "breaks the constraint rows % 8 == 0" in err
     suite = load_suite(SUITE)
     gemm = suite.problem("gemm_n64_k32")
     assert gemm.flops == "4096*M"
@@ -24,11 +25,34 @@ def test_import_definitions_and_workloads(farm_home, capsys):
     assert [w.axes["tokens"] for w in rms.workloads] == [16, 4096]
 
 
-def test_solution_becomes_a_passing_submission(farm_home):
-    assert import_suite("flashinfer", SUITE) == 0
-    solution = farm_home / "solutions" / SUITE / "rms_scale_h256" / "rms_scale_torch_dps.py"
+def test_solution_becomes_a_passing_submission(imported):
+    solution = imported / "solutions" / SUITE / "rms_scale_h256" / "rms_scale_torch_dps.py"
     doc = evaluate(solution, SUITE, "rms_scale_h256")
     assert doc["verdict"] == "PASSED", doc["reasons"]
+
+
+def test_flashinfer_bench_semantics_kept(imported, tmp_path):
+    """traces/ records are not workloads; new-schema op_type, constraints (a breaking workload is
+    named), ints drawn from [-1024, 1024); a return-style "Python" solution with a 0.4 % error
+    passes flashinfer-bench's atol = rtol = 1e-2 rule, and fails when the error is 5 %."""
+    import torch
+
+    from farm.harness.reference import load_reference
+
+    suite = load_suite(SUITE)
+    assert [w.axes["tokens"] for w in suite.problem("rms_scale_h256").workloads] == [16, 4096]
+    shift = suite.problem("shift_rows_h64")
+    assert [w.axes["rows"] for w in shift.workloads] == [16]
+    assert shift.category == "elementwise" and shift.extra["constraints"] == ["rows % 8 == 0"]
+    gen = torch.Generator().manual_seed(0)
+    _, ints = load_reference(shift).make_inputs({"rows": 4096, "hidden": 64}, "float32", "cpu", gen)
+    assert int(ints.min()) < -512 and 512 <= int(ints.max()) < 1024
+    solution = imported / "solutions" / SUITE / "shift_rows_h64" / "shift_rows_returning.py"
+    doc = evaluate(solution, SUITE, "shift_rows_h64")
+    assert doc["verdict"] == "PASSED", doc["reasons"]
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text(solution.read_text().replace("(1 + 4e-3)", "(1 + 5e-2)"))
+    assert evaluate(wrong, SUITE, "shift_rows_h64")["verdict"] == "INCORRECT"
 
 
 def test_core_suite_round_trips_through_flashinfer(farm_home, tmp_path):

@@ -9,7 +9,7 @@ SUITE = "gm-test"
 def test_import_keeps_tests_and_benchmarks_as_workloads(farm_home):
     assert import_suite("gpumode", SUITE) == 0
     suite = load_suite(SUITE)
-    assert set(suite.problems) == {"pmpp-scaled_sum", "pmpp-row_norm"}
+    assert set(suite.problems) == {"pmpp-scaled_sum", "pmpp-row_norm", "pmpp-prefix_sum"}
     problem = suite.problem("pmpp-scaled_sum")
     ids = [w.id for w in problem.workloads]
     assert ids == ["test-0", "test-1", "bench-0"]
@@ -20,8 +20,7 @@ def test_import_keeps_tests_and_benchmarks_as_workloads(farm_home):
     assert (suite.root / "pmpp-scaled_sum" / "source" / "utils.py").is_file()
 
 
-def test_custom_kernel_passes_and_a_wrong_one_fails(farm_home):
-    import_suite("gpumode", SUITE)
+def test_custom_kernel_passes_and_a_wrong_one_fails(imported):
     doc = evaluate(SUBMISSIONS / "scaled_sum_custom_kernel.py", SUITE, "pmpp-scaled_sum")
     assert doc["verdict"] == "PASSED", doc["reasons"]
     assert doc["submission"]["form"] == "gpumode"
@@ -29,8 +28,7 @@ def test_custom_kernel_passes_and_a_wrong_one_fails(farm_home):
     assert doc["verdict"] == "INCORRECT"
 
 
-def test_native_kernel_on_single_tensor_data(farm_home, tmp_path):
-    import_suite("gpumode", SUITE)
+def test_native_kernel_on_single_tensor_data(imported, tmp_path):
     kernel = tmp_path / "row_norm.py"
     kernel.write_text(
         "import torch\n\n\ndef kernel(x):\n"
@@ -40,11 +38,44 @@ def test_native_kernel_on_single_tensor_data(farm_home, tmp_path):
     assert doc["verdict"] == "PASSED", doc["reasons"]
 
 
-def test_two_problems_keep_their_own_helpers(farm_home):
-    import_suite("gpumode", SUITE)
+def test_two_problems_keep_their_own_helpers(imported):
     from farm.harness.reference import load_reference
 
     suite = load_suite(SUITE)
     refs = [load_reference(suite.problem(n)) for n in ("pmpp-scaled_sum", "pmpp-row_norm")]
     assert refs[0].DATA_IS_TUPLE is True and refs[1].DATA_IS_TUPLE is False
     assert suite.problem("pmpp-row_norm").extra["gpumode_data"] == "tensor"
+
+
+def test_cuda_only_source_with_varying_parameters_keeps_every_entry(imported):
+    """A reference written for CUDA imports on a CPU host; `case` (on some entries only) and
+    `cond: 0` become variants, never dropped or rejected."""
+    problem = load_suite(SUITE).problem("pmpp-prefix_sum")
+    assert [w.id for w in problem.workloads] == ["test-0", "test-1", "test-2", "bench-0"]
+    assert [w.axes["variant"] for w in problem.workloads] == [1, 2, 3, 1]
+    from farm.harness.reference import load_reference
+
+    assert load_reference(problem).VARIANTS == [
+        {"case": "normal", "cond": 0},
+        {"case": "positive", "cond": 0},
+        {"cond": 2},
+    ]
+    assert "check_implementation" in problem.extra["checker"]
+
+
+def test_the_sources_checker_judges_and_odd_sizes_run_everywhere(imported):
+    """GPU MODE's sqrt(n)-scaled check accepts a float32 scan (a flat float32 tolerance on a
+    float64 reference would not); a kernel assuming size % 128 == 0 fails the odd sizes, which
+    every device runs (small workloads are a subset, not a partition)."""
+    import torch
+
+    from farm.harness.targets import Target
+
+    doc = evaluate(SUBMISSIONS / "prefix_sum_float32.py", SUITE, "pmpp-prefix_sum")
+    assert doc["verdict"] == "PASSED", doc["reasons"]
+    doc = evaluate(SUBMISSIONS / "prefix_sum_blocks_of_128.py", SUITE, "pmpp-prefix_sum")
+    assert doc["verdict"] == "INCORRECT"
+    assert "own checker" in str(doc["reasons"])
+    problem = load_suite(SUITE).problem("pmpp-prefix_sum")
+    gpu = Target("cuda", "nvidia-h100", None, torch.device("cuda"))
+    assert [w.id for w in gpu.select(problem, None).run] == [w.id for w in problem.workloads]
