@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from farm.errors import FarmError, SubmissionError
-from farm.harness import correctness, reference, replies, report, seeds
+from farm.harness import baselines, correctness, reference, replies, report, seeds
 from farm.harness.budget import LimitPolicy
 from farm.harness.channel import WorkerDied, WorkerProcess, WorkerSpec, stage_source
 from farm.harness.pool import WorkerPool
@@ -447,11 +447,54 @@ class Evaluation:
         kinds = ["eager"] + (
             ["compile"] if self.target.compile_baseline(self.opts.compile_baseline) else []
         )
+        cache = self._baseline_cache()
         with tempfile.TemporaryDirectory(prefix="farm-base-") as tmp:
             for kind in kinds:
-                self._baseline(Path(tmp) / kind, kind, timed)
+                todo = [w for w in timed if not self._cached_baseline(cache, kind, w)]
+                if todo:
+                    self._baseline(Path(tmp) / kind, kind, todo, cache)
 
-    def _baseline(self, workdir: Path, kind: str, timed: list[Workload]) -> None:
+    def _baseline_cache(self) -> baselines.BaselineCache | None:
+        """This node's cache of baselines; None in leaderboard mode, which re-measures the
+        reference beside the candidate (farm.harness.baselines)."""
+        if self.mode == Mode.LEADERBOARD or not baselines.enabled():
+            return None
+        scope = baselines.Scope(
+            suite=self.suite.name,
+            suite_hash=self.suite.hash,
+            problem=self.problem.name,
+            hardware=self.target.hardware,
+            device=self.target.device,
+            device_index=self.opts.device_index,
+            policy=self.target.policy(self.opts.policy),
+        )
+        return baselines.BaselineCache(scope)
+
+    def _cached_baseline(
+        self, cache: baselines.BaselineCache | None, kind: str, w: Workload
+    ) -> bool:
+        hit = cache.get(w.id, kind) if cache is not None else None
+        if hit is None:
+            return False
+        entry = self.entries[w.id]
+        report.add_baseline(
+            entry,
+            kind,
+            hit["summary"],
+            hit["wall_ms"],
+            thermal=hit["thermal"],
+            warmup_ms=hit["warmup_ms"],
+        )
+        entry["baseline_timing"][kind]["measured_at"] = hit["at"]  # reused, not re-measured
+        return True
+
+    def _baseline(
+        self,
+        workdir: Path,
+        kind: str,
+        timed: list[Workload],
+        cache: baselines.BaselineCache | None = None,
+    ) -> None:
         request = {
             "op": "load",
             "builtin": "reference",
@@ -471,13 +514,19 @@ class Evaluation:
                 self._baseline_failed(kind, loaded.failure.detail)
                 return
             for w in timed:
-                self._baseline_one(worker, kind, w)
+                self._baseline_one(worker, kind, w, cache)
         except (WorkerDied, BadReply) as exc:
             self._baseline_failed(kind, str(exc))
         finally:
             self._release(kind, worker)
 
-    def _baseline_one(self, worker: WorkerProcess, kind: str, w: Workload) -> None:
+    def _baseline_one(
+        self,
+        worker: WorkerProcess,
+        kind: str,
+        w: Workload,
+        cache: baselines.BaselineCache | None = None,
+    ) -> None:
         seed = seeds.derive(self.base, self.problem.name, w.id, "baseline", kind)
         policy = self.target.policy(self.opts.policy)
         request = {
@@ -506,6 +555,9 @@ class Evaluation:
             thermal=gate,
             warmup_ms=policy.warmup_ms,
         )
+        if cache is not None:
+            stored = {"summary": reply.summary(), "wall_ms": wall_ms, "thermal": gate}
+            cache.put(w.id, kind, {**stored, "warmup_ms": policy.warmup_ms})
 
     def _baseline_failed(self, what: str, detail: str) -> None:
         self.doc["reasons_extra"].append(
