@@ -162,6 +162,7 @@ class RunListApi(APIView):
     """Your runs (staff: everyone's), newest first, filtered by query parameters."""
 
     @extend_schema(
+        operation_id="runs_list",  # a page of runs, not one run (runs_retrieve)
         parameters=[OpenApiParameter(name, str) for name in FILTERS],
         responses=cursor_page("RunPage", RunListOutput(many=True)),
     )

@@ -261,7 +261,10 @@ class SubmissionListCreateApi(APIView):
     def throttled(self, request, wait):  # type: ignore[no-untyped-def]
         raise exceptions.Throttled(wait, detail=getattr(request, "quota_detail", None))
 
-    @extend_schema(responses=cursor_page("SubmissionPage", SubmissionOutput(many=True)))
+    @extend_schema(
+        operation_id="submissions_list",  # a page of submissions, not one (submissions_retrieve)
+        responses=cursor_page("SubmissionPage", SubmissionOutput(many=True)),
+    )
     def get(self, request):  # type: ignore[no-untyped-def]
         paginator = SubmissionPagination()
         page = paginator.paginate_queryset(
