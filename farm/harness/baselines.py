@@ -15,6 +15,7 @@ older than FARM_BASELINE_CACHE_TTL_S (default a day) is measured again.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -28,6 +29,7 @@ from typing import Any
 import torch
 
 from farm.harness.timing import TimingPolicy
+from farm.suite.loader import farm_home
 
 ENABLE_ENV = "FARM_BASELINE_CACHE"
 TTL_ENV = "FARM_BASELINE_CACHE_TTL_S"
@@ -35,8 +37,7 @@ DEFAULT_TTL_S = 86400.0
 
 
 def cache_dir() -> Path:
-    home = os.environ.get("FARM_HOME") or os.path.join(Path.home(), ".local", "share", "farm")
-    return Path(home) / "baselines"
+    return farm_home() / "baselines"
 
 
 def enabled() -> bool:
@@ -56,12 +57,7 @@ class Scope:
     policy: TimingPolicy
 
     def key(self, workload: str, kind: str) -> str:
-        node = {
-            "host": socket.gethostname(),
-            "device_name": _device_name(self.device, self.device_index),
-            "torch": torch.__version__,
-            "triton": _triton_version(),
-        }
+        node = _node(self.device, self.device_index)
         fields = {**asdict(self), "workload": workload, "kind": kind, **node}
         text = json.dumps(fields, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:32]
@@ -98,16 +94,19 @@ class BaselineCache:
             return
 
 
-def _device_name(device: str, index: int) -> str:
-    if device in ("cuda", "rocm") and torch.cuda.is_available():
-        return f"{torch.cuda.get_device_name(index)}#{index}"
-    return device
-
-
-def _triton_version() -> str:
+@functools.cache
+def _node(device: str, index: int) -> dict[str, str]:
+    """This node's part of the key: host, device, software versions."""
     try:
         import triton
 
-        return str(triton.__version__)
+        triton_version = str(triton.__version__)
     except ImportError:
-        return "none"
+        triton_version = "none"
+    gpu = device in ("cuda", "rocm") and torch.cuda.is_available()
+    return {
+        "host": socket.gethostname(),
+        "device_name": f"{torch.cuda.get_device_name(index)}#{index}" if gpu else device,
+        "torch": torch.__version__,
+        "triton": triton_version,
+    }

@@ -278,6 +278,24 @@ class Runner(ABC):
         """
 
 
+def start_piped(
+    command: list[str], *, env: dict[str, str], cwd: Path | None = None
+) -> subprocess.Popen[bytes]:
+    """Start `command` with exactly `env`, unbuffered pipes on all three streams, in a session of
+    its own (its process group is what the runners kill), and no inherited descriptors."""
+    return subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        bufsize=0,
+        start_new_session=True,
+        close_fds=True,
+    )
+
+
 def rlimit_args(limits: Limits, *, address_space: bool) -> list[str]:
     """Arguments to util-linux `prlimit` that set the rlimits of `limits` on the command it runs.
 

@@ -30,10 +30,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import farm
-from farm.sandbox.base import Runner, RunnerAbsent, SandboxProcess, SandboxUnavailable, rlimit_args
+from farm.sandbox.base import (
+    Runner,
+    RunnerAbsent,
+    SandboxProcess,
+    SandboxUnavailable,
+    rlimit_args,
+    start_piped,
+)
 from farm.sandbox.limits import DeviceAssignment, Limits
 from farm.sandbox.process import prlimit_path
-from farm.sandbox.toolchain import host_root, node_toolchain, outermost
+from farm.sandbox.toolchain import host_root, python_paths
 from farm.sandbox.workdir import capped_workdir
 
 USER_ENV = "FARM_SANDBOX_USER"
@@ -72,15 +79,6 @@ def sandbox_user() -> pwd.struct_passwd | None:
             f"sandbox user '{name}' is privileged (uid or gid 0)", hint=ADD_USER_HINT
         )
     return user
-
-
-def python_paths(vendor: str | None = None) -> list[Path]:
-    """Host paths the sandboxed program needs besides the system's: the Python installation and
-    its site-packages, the farm package, and what kernels compile and load with on this node
-    (farm.sandbox.toolchain). Only the `farm` package directory is exposed, not the repository
-    around it."""
-    farm_dir = Path(farm.__file__).resolve().parent
-    return outermost([*node_toolchain(vendor).read_only, farm_dir])
 
 
 def farm_pythonpath() -> str:
@@ -144,15 +142,9 @@ class BwrapRunner(Runner):
         mounts = mount_args(workdir=workdir, device=device, ro_binds=ro_binds, limits=limits)
         settings = [*_env_args({**base_env(), **env}), "--chdir", str(workdir)]
         try:
-            popen = subprocess.Popen(
+            popen = start_piped(
                 self.command(argv, limits=limits, mounts=mounts + settings, device=device),
                 env={},
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                bufsize=0,
-                start_new_session=True,
-                close_fds=True,
             )
         except BaseException:
             if unmount:

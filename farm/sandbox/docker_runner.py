@@ -132,8 +132,7 @@ def container_config(
 def _host_paths(device: DeviceAssignment | None, host_env: bool) -> list[Path]:
     if not host_env:
         return []
-    from farm.sandbox.bwrap import python_paths
-    from farm.sandbox.toolchain import host_root
+    from farm.sandbox.toolchain import host_root, python_paths
 
     root = host_root()
     return [*root.binds, *root.etc_files, *python_paths(device.vendor if device else None)]

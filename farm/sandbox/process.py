@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from farm.sandbox.base import Runner, SandboxProcess, SandboxUnavailable, rlimit_args
+from farm.sandbox.base import (
+    Runner,
+    SandboxProcess,
+    SandboxUnavailable,
+    rlimit_args,
+    start_piped,
+)
 from farm.sandbox.limits import DeviceAssignment, Limits
 
 ALLOW_ENV = "FARM_ALLOW_UNSANDBOXED"
@@ -58,15 +63,5 @@ class ProcessRunner(Runner):
         ro_binds: Sequence[Path] = (),
     ) -> SandboxProcess:
         command = [prlimit_path(), *rlimit_args(limits, address_space=device is None), "--", *argv]
-        popen = subprocess.Popen(
-            command,
-            cwd=workdir,
-            env=dict(env),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            bufsize=0,
-            start_new_session=True,
-            close_fds=True,
-        )
+        popen = start_piped(command, env=dict(env), cwd=workdir)
         return SandboxProcess(popen, limits)

@@ -143,6 +143,17 @@ def driver_library_dirs(vendor: str) -> list[Path]:
     return list(dict.fromkeys(Path(h).parent for h in hits if Path(h).exists()))
 
 
+def python_paths(vendor: str | None = None) -> list[Path]:
+    """Host paths a sandboxed program needs besides the system's (what every runner that uses
+    the node's own software binds read-only): the Python installation and its site-packages,
+    the farm package, and this node's toolchain for `vendor`. Only the `farm` package directory
+    is exposed, not the repository around it."""
+    import farm
+
+    farm_dir = Path(farm.__file__).resolve().parent
+    return outermost([*node_toolchain(vendor).read_only, farm_dir])
+
+
 def outermost(paths: Iterable[Path]) -> list[Path]:
     """Existing directories not under the system directories or under one another."""
     kept: list[Path] = []

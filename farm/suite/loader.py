@@ -79,10 +79,15 @@ def suite_dirs() -> list[Path]:
     return dirs
 
 
-def user_suite_dir() -> Path:
-    """Where `farm suite import` writes suites (FARM_HOME/suites, default ~/.local/share/farm)."""
+def farm_home() -> Path:
+    """The farm's own data on this machine: FARM_HOME, default ~/.local/share/farm."""
     home = os.environ.get("FARM_HOME") or os.path.join(Path.home(), ".local", "share", "farm")
-    return Path(home) / "suites"
+    return Path(home)
+
+
+def user_suite_dir() -> Path:
+    """Where `farm suite import` writes suites (FARM_HOME/suites)."""
+    return farm_home() / "suites"
 
 
 def available_suites() -> dict[str, Path]:

@@ -93,7 +93,7 @@ def snapshot(run_id: int) -> tuple:
     )
 
 
-# 20 cases per operation and identity: the whole API in about 2.5 min of CI time
+# 20 cases per operation and identity (fewer than 25 to keep CI within its time)
 SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 
 

@@ -5,7 +5,6 @@ Skipped, with the reason, where dockerd is missing or not root."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -244,4 +243,3 @@ def test_dead_engine_is_one_line(monkeypatch, tmp_path):
     text = str(info.value)
     assert "\n" not in text and f"unix://{dead} does not answer" in text
     assert "systemctl start docker" in text
-    json.dumps(text)  # plain text, fit for a result document
