@@ -24,7 +24,9 @@ def load_module(path: Path, *, search: list[Path] | None = None) -> ModuleType:
         raise SuiteError(f"{path}: not a Python file")
     module = importlib.util.module_from_spec(spec)
     before = set(sys.modules)
-    extra = [str(p) for p in [path.parent, *(search or [])]]
+    # Absolute folders: a relative one would never prefix the absolute `__file__` of the modules
+    # imported from it, and they would stay behind for the next problem's `import utils`.
+    extra = [str(p.resolve()) for p in [path.parent, *(search or [])]]
     sys.path[:0] = extra
     try:
         spec.loader.exec_module(module)
@@ -34,6 +36,6 @@ def load_module(path: Path, *, search: list[Path] | None = None) -> ModuleType:
         del sys.path[: len(extra)]
         for added in set(sys.modules) - before:
             mod_file = getattr(sys.modules[added], "__file__", None) or ""
-            if any(mod_file.startswith(p) for p in extra):
+            if mod_file and any(Path(mod_file).resolve().is_relative_to(p) for p in extra):
                 del sys.modules[added]
     return module
