@@ -23,13 +23,16 @@ KB_TRIALS, KB_SEED, KB_TOL = 5, 42, 1e-4  # KernelBench's run_and_check_correctn
 FI_TOL = 1e-2  # flashinfer-bench's default atol and rtol
 
 
-def judge_suite(fmt: str, folder: Path, suite_name: str, device: str, home: Path) -> list[dict]:
-    suite = load_suite(suite_name)
-    rows = []
-    for name, problem in sorted(suite.problems.items()):
-        workloads = _workloads(problem, device, fmt)
-        if not workloads:
-            continue
+def problems_of(suite_name: str) -> list[str]:
+    return sorted(load_suite(suite_name).problems)
+
+
+def judge_problem(fmt: str, suite_name: str, name: str, device: str, home: Path) -> list[dict]:
+    """Both judges' verdicts on every candidate of one problem (one row each)."""
+    problem = load_suite(suite_name).problems[name]
+    rows: list[dict] = []
+    workloads = _workloads(problem, device, fmt)
+    if workloads:
         for label, path in _candidates(fmt, problem, home / "agreement" / name).items():
             source = _source_verdict(fmt, problem, path, workloads, device)
             farm = _farm_verdict(path, suite_name, name, device, [w.id for w in workloads])

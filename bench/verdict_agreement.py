@@ -21,7 +21,7 @@ Usage:
   python3 bench/verdict_agreement.py prepare --kernelbench KB/KernelBench --gpumode RK/problems
       copies the sample's source files into var/agreement/ and the suites into var/suites/
       (run where the suites were fetched)
-  PYTHONPATH=. python3 bench/verdict_agreement.py run --device cpu|cuda [--out FILE.json]
+  PYTHONPATH=. python3 bench/verdict_agreement.py run --device cpu|cuda [--out FILE.json] [--jobs N]
       imports the sample and judges every candidate; prints a Markdown table
 """
 
@@ -29,10 +29,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import shutil
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -102,9 +104,23 @@ def _copy(src: Path, dest: Path) -> None:
     shutil.copyfile(src, dest)
 
 
-def run(device: str, out: Path | None) -> None:
-    home = SAMPLE / "home"
-    os.environ.update(FARM_HOME=str(home), FARM_SANDBOX="process", FARM_ALLOW_UNSANDBOXED="1")
+HOME = SAMPLE / "home"
+
+
+def _env() -> None:
+    """Every judging process (this one and the pool's) sees the sample's FARM_HOME."""
+    os.environ.update(FARM_HOME=str(HOME), FARM_SANDBOX="process", FARM_ALLOW_UNSANDBOXED="1")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # agreement_judges, beside this
+
+
+def _judge(fmt: str, name: str, device: str) -> list[dict[str, Any]]:
+    import agreement_judges as judges
+
+    return judges.judge_problem(fmt, f"agree-{fmt}", name, device, HOME)
+
+
+def run(device: str, out: Path | None, jobs: int) -> None:
+    _env()
     from farm.cli import main
 
     sources = {
@@ -114,14 +130,40 @@ def run(device: str, out: Path | None) -> None:
     }
     for fmt, folder in sources.items():
         main(["suite", "import", fmt, str(folder), "--name", f"agree-{fmt}", "--force"])
-    import agreement_judges as judges  # beside this file
+    import agreement_judges as judges
 
-    rows = []
-    for fmt, folder in sources.items():
-        rows += judges.judge_suite(fmt, folder, f"agree-{fmt}", device, home)
+    tasks = [(fmt, name) for fmt in sources for name in judges.problems_of(f"agree-{fmt}")]
+    rows: list[dict[str, Any]] = []
+    # One process per problem (spawned: CUDA is not fork-safe), `jobs` at a time; each finished
+    # problem's rows are printed at once, so a run cut short still shows what it judged.
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_env) as pool:
+        futures = {pool.submit(_judge, fmt, name, device): (fmt, name) for fmt, name in tasks}
+        for future in as_completed(futures):
+            fmt, name = futures[future]
+            try:
+                done = future.result()
+            except Exception as exc:  # a judge that crashed is a row, not a lost run
+                done = [_crashed(fmt, name, exc)]
+            rows += done
+            for r in done:
+                print(f"row: {json.dumps(r)}", file=sys.stderr, flush=True)
+    rows.sort(key=lambda r: (r["suite"], r["problem"], r["candidate"]))
     _table(rows)
     if out:
         out.write_text(json.dumps({"device": device, "when": time.time(), "rows": rows}, indent=1))
+
+
+def _crashed(fmt: str, name: str, exc: BaseException) -> dict[str, Any]:
+    why = f"judge crashed: {type(exc).__name__}: {exc}"[:300]
+    return {
+        "suite": fmt,
+        "problem": name,
+        "candidate": "-",
+        "source": why,
+        "farm": why,
+        "agree": False,
+    }
 
 
 def _table(rows: list[dict[str, Any]]) -> None:
@@ -146,11 +188,12 @@ def main() -> None:
     go = sub.add_parser("run")
     go.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     go.add_argument("--out", type=Path)
+    go.add_argument("--jobs", type=int, default=1, help="problems judged at once")
     args = parser.parse_args()
     if args.command == "prepare":
         prepare(args.kernelbench, args.gpumode)
     else:
-        run(args.device, args.out)
+        run(args.device, args.out, args.jobs)
 
 
 if __name__ == "__main__":
