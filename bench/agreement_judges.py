@@ -35,7 +35,7 @@ def judge_problem(fmt: str, suite_name: str, name: str, device: str, home: Path)
     if workloads:
         for label, path in _candidates(fmt, problem, home / "agreement" / name).items():
             source = _source_verdict(fmt, problem, path, workloads, device)
-            farm = _farm_verdict(path, suite_name, name, device, [w.id for w in workloads])
+            farm, why = _farm_verdict(path, suite_name, name, device, [w.id for w in workloads])
             rows.append(
                 {
                     "suite": fmt,
@@ -44,6 +44,7 @@ def judge_problem(fmt: str, suite_name: str, name: str, device: str, home: Path)
                     "source": source,
                     "farm": farm,
                     "agree": (source == "PASSED") == (farm == "PASSED"),
+                    **({"farm_reason": why} if farm != "PASSED" and why else {}),
                 }
             )
     return rows
@@ -60,7 +61,10 @@ def _workloads(problem: Any, device: str, fmt: str) -> list[Any]:
     return list(problem.workloads)
 
 
-def _farm_verdict(path: Path, suite: str, problem: str, device: str, ids: list[str]) -> str:
+def _farm_verdict(
+    path: Path, suite: str, problem: str, device: str, ids: list[str]
+) -> tuple[str, str]:
+    """The farm's verdict and, when it is not PASSED, the first reason that says why."""
     from farm.errors import FarmError
     from farm.harness.supervisor import evaluate
 
@@ -69,8 +73,12 @@ def _farm_verdict(path: Path, suite: str, problem: str, device: str, ids: list[s
             path, suite=suite, problem=problem, device=device, mode="test", workloads=ids
         )
     except FarmError as exc:
-        return f"farm error: {exc}"
-    return str(doc["verdict"])
+        return f"farm error: {exc}", ""
+    reasons = list(doc.get("reasons") or [])
+    for w in doc.get("workloads") or []:
+        reasons += w.get("reasons") or []
+    why = next((f"{r.get('code')}: {r.get('detail')}" for r in reasons if r.get("detail")), "")
+    return str(doc["verdict"]), why[:400]
 
 
 # --- candidates -------------------------------------------------------------------------------

@@ -148,10 +148,26 @@ def run(device: str, out: Path | None, jobs: int) -> None:
             rows += done
             for r in done:
                 print(f"row: {json.dumps(r)}", file=sys.stderr, flush=True)
+    # Judges that ran out of device memory beside the others are judged again, one at a time.
+    again = sorted({(r["suite"], r["problem"]) for r in rows if _out_of_memory(r)})
+    rows = [r for r in rows if (r["suite"], r["problem"]) not in again]
+    for fmt, name in again:
+        try:
+            done = _judge(fmt, name, device)
+        except Exception as exc:
+            done = [_crashed(fmt, name, exc)]
+        rows += done
     rows.sort(key=lambda r: (r["suite"], r["problem"], r["candidate"]))
     _table(rows)
     if out:
         out.write_text(json.dumps({"device": device, "when": time.time(), "rows": rows}, indent=1))
+
+
+def _out_of_memory(row: dict[str, Any]) -> bool:
+    return any(
+        "OutOfMemory" in str(row.get(k, "")) or "out of memory" in str(row.get(k, ""))
+        for k in ("source", "farm", "farm_reason")
+    )
 
 
 def _crashed(fmt: str, name: str, exc: BaseException) -> dict[str, Any]:
@@ -167,13 +183,13 @@ def _crashed(fmt: str, name: str, exc: BaseException) -> dict[str, Any]:
 
 
 def _table(rows: list[dict[str, Any]]) -> None:
-    print("| suite | problem | candidate | source's checker | farm | agree |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| suite | problem | candidate | source's checker | farm | agree | farm's reason |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         mark = "yes" if r["agree"] else "**no**"
         print(
             f"| {r['suite']} | {r['problem']} | {r['candidate']} | {r['source']} "
-            f"| {r['farm']} | {mark} |"
+            f"| {r['farm']} | {mark} | {r.get('farm_reason', '')[:160]} |"
         )
     agree = sum(r["agree"] for r in rows)
     print(f"\n{agree} of {len(rows)} verdicts agree")
