@@ -21,7 +21,8 @@ Usage:
   python3 bench/verdict_agreement.py prepare --kernelbench KB/KernelBench --gpumode RK/problems
       copies the sample's source files into var/agreement/ and the suites into var/suites/
       (run where the suites were fetched)
-  PYTHONPATH=. python3 bench/verdict_agreement.py run --device cpu|cuda [--out FILE.json] [--jobs N]
+  PYTHONPATH=. python3 bench/verdict_agreement.py run --device cpu|cuda [--out FILE.json]
+      [--jobs N] [--only SUITE/PROBLEM]...
       imports the sample and judges every candidate; prints a Markdown table
 """
 
@@ -119,7 +120,7 @@ def _judge(fmt: str, name: str, device: str) -> list[dict[str, Any]]:
     return judges.judge_problem(fmt, f"agree-{fmt}", name, device, HOME)
 
 
-def run(device: str, out: Path | None, jobs: int) -> None:
+def run(device: str, out: Path | None, jobs: int, only: list[str]) -> None:
     _env()
     from farm.cli import main
 
@@ -132,7 +133,12 @@ def run(device: str, out: Path | None, jobs: int) -> None:
         main(["suite", "import", fmt, str(folder), "--name", f"agree-{fmt}", "--force"])
     import agreement_judges as judges
 
-    tasks = [(fmt, name) for fmt in sources for name in judges.problems_of(f"agree-{fmt}")]
+    tasks = [
+        (fmt, name)
+        for fmt in sources
+        for name in judges.problems_of(f"agree-{fmt}")
+        if not only or any(o in f"{fmt}/{name}" for o in only)
+    ]
     rows: list[dict[str, Any]] = []
     # One process per problem (spawned: CUDA is not fork-safe), `jobs` at a time; each finished
     # problem's rows are printed at once, so a run cut short still shows what it judged.
@@ -204,12 +210,21 @@ def main() -> None:
     go = sub.add_parser("run")
     go.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     go.add_argument("--out", type=Path)
-    go.add_argument("--jobs", type=int, default=1, help="problems judged at once")
+    go.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="problems judged at once (on one GPU, only problems whose source shapes are small: "
+        "KernelBench's fill the device, and judges beside them run out of memory)",
+    )
+    go.add_argument(
+        "--only", action="append", default=[], help="judge only SUITE/PROBLEM names containing this"
+    )
     args = parser.parse_args()
     if args.command == "prepare":
         prepare(args.kernelbench, args.gpumode)
     else:
-        run(args.device, args.out, args.jobs)
+        run(args.device, args.out, args.jobs, args.only)
 
 
 if __name__ == "__main__":
