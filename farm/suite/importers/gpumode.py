@@ -175,16 +175,52 @@ def _written_inputs(module: ModuleType, spec: dict[str, Any], base: probe.Probe)
     """Inputs the source's own ref_kernel writes (GPU MODE hands kernels destination buffers
     inside `data`): a submission may write them too. Found by running ref_kernel for real at
     the first test's sizes (skipped above WRITE_PROBE_ELEMENTS input elements)."""
-    import torch
 
     if common.elements(s for s, _ in base.inputs) > WRITE_PROBE_ELEMENTS:
         return []
+    written = set(_changed(module, spec, poison=None))
+    # A destination made by torch.empty may already hold the answer (memory reused from an
+    # earlier call), so a call that writes it can leave it unchanged: each input not yet seen
+    # written is filled with zeros and the call made again; a buffer the call overwrites
+    # differs afterwards, a read-only input stays zero.
+    count = len(_tensors(_generate(module, spec)))
+    for i in range(count):
+        if i not in written:
+            written |= set(_changed(module, spec, poison=i))
+    return sorted(written)
+
+
+def _changed(module: ModuleType, spec: dict[str, Any], poison: int | None) -> list[int]:
+    """Inputs that one real call of ref_kernel changed (input `poison` zero-filled first); none
+    when the call fails (zeros are not valid data for every kernel)."""
+    import torch
+
     with device_neutral.on("cpu"):
-        data = module.generate_input(**spec, seed=0)
-        tensors = list(data) if isinstance(data, tuple | list) else [data]
-        before = [t.clone() for t in tensors]
-        module.ref_kernel(data)
-    return [i for i, (a, b) in enumerate(zip(before, tensors)) if not torch.equal(a, b)]
+        data = _generate(module, spec)
+        tensors = _tensors(data)
+        if poison is not None and isinstance(tensors[poison], torch.Tensor):
+            tensors[poison].zero_()
+        before = [t.clone() if isinstance(t, torch.Tensor) else None for t in tensors]
+        try:
+            module.ref_kernel(data)
+        except Exception:
+            if poison is None:
+                raise
+            return []
+    return [
+        i
+        for i, (a, b) in enumerate(zip(before, tensors))
+        if a is not None and not torch.equal(a, b)
+    ]
+
+
+def _generate(module: ModuleType, spec: dict[str, Any]) -> Any:
+    with device_neutral.on("cpu"):
+        return module.generate_input(**spec, seed=0)
+
+
+def _tensors(data: Any) -> list[Any]:
+    return list(data) if isinstance(data, tuple | list) else [data]
 
 
 WRITE_PROBE_ELEMENTS = 1 << 24

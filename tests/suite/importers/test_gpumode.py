@@ -79,3 +79,28 @@ def test_the_sources_checker_judges_and_odd_sizes_run_everywhere(imported):
     problem = load_suite(SUITE).problem("pmpp-prefix_sum")
     gpu = Target("cuda", "nvidia-h100", None, torch.device("cuda"))
     assert [w.id for w in gpu.select(problem, None).run] == [w.id for w in problem.workloads]
+
+
+def test_a_destination_that_already_holds_the_answer_is_still_found_writable():
+    """torch.empty may hand back memory that holds the previous call's answer: the call then
+    leaves the destination unchanged, and only a zero-filled second try shows it is written."""
+    from types import ModuleType, SimpleNamespace
+
+    import torch
+
+    from farm.suite.importers.gpumode import _written_inputs
+
+    source = ModuleType("histogram_like")
+
+    def generate_input(size, seed):
+        data = torch.arange(size, dtype=torch.int64) % 4
+        return data, torch.bincount(data, minlength=4)  # the "empty" output, answer inside
+
+    def ref_kernel(data):
+        values, out = data
+        out[...] = torch.bincount(values, minlength=4)
+        return out
+
+    source.generate_input, source.ref_kernel = generate_input, ref_kernel
+    base = SimpleNamespace(inputs=[((16,), "int64"), ((4,), "int64")])
+    assert _written_inputs(source, {"size": 16}, base) == [1]
