@@ -21,7 +21,7 @@ from typing import Any
 # rather than 0 %: the peaks are vendor figures rounded to 2-3 digits and one sheet can differ
 # from another for the same part by up to 4 % (B200 7.7 vs 8.0 TB/s, FP32 75 vs 80 TFLOP/s);
 # event timing quantises short kernels and carries about 1-2 % of run-to-run noise (see
-# shared/reference/field-notes.md). 5 % covers all of these together, while a time-collapsing
+# docs/reference/field-notes.md). 5 % covers all of these together, while a time-collapsing
 # cheat (a shape driven to ~0) lands orders of magnitude below it.
 FLOOR_SLACK = 0.95
 

@@ -2,7 +2,7 @@
 
 Every figure is per device and dense (no 2:4 structured sparsity). NVIDIA's H100, H200 and B200
 sheets print tensor rates *with* sparsity, so those are halved; AMD prints dense and sparse side
-by side. Source keys (A1, H1, M2, ...) are those of shared/reference/hardware-specs.md, which also
+by side. Source keys (A1, H1, M2, ...) are those of docs/reference/hardware-specs.md, which also
 records where other projects' tables go wrong; docs/hardware.md has the table and the reasoning.
 
 Units: peaks in FLOP/s (OP/s for int8), bandwidth in bytes/s, sizes in bytes, clocks in MHz.

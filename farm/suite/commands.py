@@ -68,7 +68,14 @@ def _add_pin(parser: argparse.ArgumentParser) -> None:
 
 
 def run_pin(args: argparse.Namespace) -> int:
-    """Validate every problem under DIR, then write its manifest and print the new hash."""
+    """Validate every problem under DIR, then write its manifest and print the new hash.
+
+    The rule for changing a suite (docs/problem-format.md, "Pinning"): a suite whose hash has
+    been released (recorded by any submission or result) is frozen. Pin in place only a suite no
+    result names yet; any change to a released one — a workload, a tolerance, a reference, even
+    a description — goes into the next version (core-v1 -> core-v2), pinned under its own name,
+    so every recorded score keeps meaning what it meant when it was made.
+    """
     from farm.suite import manifest
 
     root: Path = args.directory
