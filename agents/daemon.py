@@ -41,6 +41,7 @@ class Agent:
         self.slots = slots if slots is not None else self._plan()
         self.state_dir = cfg.state_dir / _safe(cfg.node_name)
         self.stop_requests = 0
+        self.draining = False
         self.wake = threading.Event()
         self.interval_s = cfg.heartbeat_s or 10.0
 
@@ -118,22 +119,27 @@ class Agent:
         return self._loop()
 
     def _loop(self) -> int:
-        draining = False
-        while True:
-            self.heartbeat.process_one()
-            if self.stop_requests >= 2:
-                return self._cancel()
-            if (self.stop_requests == 1 or self.heartbeat.drain_requested) and not draining:
-                log.info("draining: slots finish their current jobs, then the agent leaves")
-                self.slot_set.drain()
-                draining = True
-            if draining and not self.slot_set.any_alive():
-                log.info("drained; bye")
-                return 0
-            if not draining:
-                self.slot_set.process_one()
-            self.wake.wait(self.interval_s if not draining else min(self.interval_s, 1.0))
+        while (code := self.step()) is None:
+            self.wake.wait(self.interval_s if not self.draining else min(self.interval_s, 1.0))
             self.wake.clear()
+        return code
+
+    def step(self) -> int | None:
+        """One turn of the main loop: a heartbeat, then what the signals and the server asked
+        for. The agent's exit code once it is done (0 drained, 1 cancelled), else None."""
+        self.heartbeat.process_one()
+        if self.stop_requests >= 2:
+            return self._cancel()
+        if (self.stop_requests == 1 or self.heartbeat.drain_requested) and not self.draining:
+            log.info("draining: slots finish their current jobs, then the agent leaves")
+            self.slot_set.drain()
+            self.draining = True
+        if self.draining and not self.slot_set.any_alive():
+            log.info("drained; bye")
+            return 0
+        if not self.draining:
+            self.slot_set.process_one()
+        return None
 
     def _cancel(self) -> int:
         log.warning("cancelling: stopping slots now and releasing their runs")
@@ -158,13 +164,14 @@ class Agent:
         state.clear_all(self.state_dir)
         return released
 
-    def _signals(self) -> None:
-        def on_stop(signum: int, _frame: Any) -> None:
-            self.stop_requests += 1
-            self.wake.set()
+    def on_stop(self, signum: int = signal.SIGTERM, _frame: Any = None) -> None:
+        """SIGTERM/SIGINT: the first drains, the second cancels (see the module docstring)."""
+        self.stop_requests += 1
+        self.wake.set()
 
-        signal.signal(signal.SIGTERM, on_stop)
-        signal.signal(signal.SIGINT, on_stop)
+    def _signals(self) -> None:
+        signal.signal(signal.SIGTERM, self.on_stop)
+        signal.signal(signal.SIGINT, self.on_stop)
 
     def _metrics(self) -> None:
         root = self.cfg.home / "metrics"
