@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "leaderboard.runs",
     "leaderboard.boards",
     "leaderboard.artifacts",
+    "leaderboard.judging",
     "leaderboard.web",
 ]
 
@@ -154,7 +155,7 @@ FARM_BOARD_RECOMPUTE_S = env_float("FARM_BOARD_RECOMPUTE_S", 3600.0, minimum=1.0
 FARM_STALE_NODE_SWEEP_S = env_float("FARM_STALE_NODE_SWEEP_S", 60.0, minimum=1.0)
 FARM_NODE_ENROLL_TOKEN = env_secret("FARM_NODE_ENROLL_TOKEN") or ""
 FARM_BOARD_LIMIT = env_int("FARM_BOARD_LIMIT", 100, minimum=1)
-# Audit of would-be first places (leaderboard.runs.audits): on by default; classes served by a
+# Audit of would-be first places (leaderboard.judging.audits): on by default; classes served by a
 # single node cannot be audited (the audit needs another node) and can be listed to skip it.
 # The tolerance is relative: run-to-run spread of one GPU is under 1 % (docs/harness-fidelity.md)
 # and a power-bound kernel read 3-5 % slow late in a run; two nodes of a class differ more.
@@ -162,7 +163,7 @@ FARM_AUDIT = env_bool("FARM_AUDIT", True)
 FARM_AUDIT_SKIP_HARDWARE = env_list("FARM_AUDIT_SKIP_HARDWARE", [])
 FARM_AUDIT_TOLERANCE = env_float("FARM_AUDIT_TOLERANCE", 0.10, minimum=0.0)
 # A class with a single enabled node: "same-node" audits there (a fresh process and secret
-# seed), "wait" waits for a second node, "skip" shows results unaudited (leaderboard.runs.audits)
+# seed), "wait" waits for a second node, "skip" shows results unaudited (leaderboard.judging.audits)
 FARM_AUDIT_SINGLE_NODE = env_choice(
     "FARM_AUDIT_SINGLE_NODE", "same-node", ("same-node", "wait", "skip")
 )

@@ -1,5 +1,6 @@
 from django.contrib import admin, messages
 
+from leaderboard.accounts.tokens import NODE_PREFIX, token_hash, token_new
 from leaderboard.nodes.models import Node
 from leaderboard.nodes.selectors import node_status
 from leaderboard.nodes.services import node_token_rotate
@@ -40,8 +41,6 @@ class NodeAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change) -> None:  # type: ignore[no-untyped-def]
         if not change and not obj.token_hash:
-            from leaderboard.accounts.tokens import NODE_PREFIX, token_hash, token_new
-
             key = token_new(NODE_PREFIX)
             obj.token_hash = token_hash(key)
             self.message_user(request, f"{obj.name}: token {key} (shown once)", messages.WARNING)

@@ -1,8 +1,9 @@
+"""The admin of runs and results, with the operator's actions (leaderboard.judging.operator)."""
+
 from django.contrib import admin, messages
 
-from leaderboard.runs.audits import audit_release, audit_rerun
+from leaderboard.judging.operator import audit_release, audit_rerun, runs_requeue
 from leaderboard.runs.models import Result, Run, WorkloadResult
-from leaderboard.runs.services import runs_requeue
 
 
 @admin.register(Run)
