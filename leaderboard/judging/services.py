@@ -15,7 +15,7 @@ from farm.result import ResultSchemaError, validate
 from leaderboard import metrics
 from leaderboard.artifacts.services import artifacts_mark_reported
 from leaderboard.boards.services import board_entry_refresh_for_run
-from leaderboard.judging.audits import audit_conclude, audit_start, audit_wanted
+from leaderboard.judging.audits import audit_conclude, audit_set, audit_start, audit_wanted
 from leaderboard.judging.judge import judge
 from leaderboard.nodes.models import Node
 from leaderboard.runs.models import Result, Run, WorkloadResult
@@ -113,6 +113,8 @@ def _store(run: Run, node: Node, attempt: int, document: dict[str, Any], digest:
     )
     if run.audit_of_id:
         audit_conclude(run)  # the audit run shares its board and user with `run`
+    elif j.held:
+        audit_set(run, Run.Audit.HELD, j.held)  # off its board until an operator decides
     elif audit_wanted(run):
         audit_start(run)
     board_entry_refresh_for_run(run=run)
