@@ -1,4 +1,5 @@
-"""The agent's configuration, read from the environment in one place.
+"""The agent's configuration, read from the environment in one place (with the farm's typed
+readers, farm.config.Env).
 
 Every variable is documented in docs/agents.md. A value that cannot be used stops the agent at
 start-up with a ConfigError naming the variable. Unset means the embedded default, which matches
@@ -8,12 +9,12 @@ the server's (leaderboard/settings.py): the local SQLAlchemy broker under var/ a
 
 from __future__ import annotations
 
-import os
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents.errors import ConfigError
+from farm.config import Env, farm_home
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # Soft, then hard time limits (s) of one evaluation by mode, when the job does not name them
@@ -26,48 +27,24 @@ DEFAULT_TIME_LIMITS_S = {
 }
 
 
+_env = Env(ConfigError)
+
+
 def env_str(name: str, default: str = "") -> str:
-    return os.environ.get(name, default).strip() or default
+    return _env.text(name, default)
 
 
 def env_int(name: str, default: int, *, minimum: int = 0) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError(f"{name}={raw!r}: must be an integer") from None
-    if value < minimum:
-        raise ConfigError(f"{name}={raw!r}: must be >= {minimum}")
-    return value
+    return _env.integer(name, default, minimum=minimum)
 
 
 def env_float(name: str, default: float, *, minimum: float = 0.0) -> float:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{name}={raw!r}: must be a number") from None
-    if value < minimum:
-        raise ConfigError(f"{name}={raw!r}: must be >= {minimum}")
-    return value
+    return _env.number(name, default, minimum=minimum)
 
 
 def env_secret(name: str) -> str:
     """NAME, else the contents of the file named by NAME_FILE, else ''."""
-    value = os.environ.get(name, "").strip()
-    if value:
-        return value
-    path = os.environ.get(f"{name}_FILE", "").strip()
-    if not path:
-        return ""
-    try:
-        return Path(path).read_text().strip()
-    except OSError as exc:
-        raise ConfigError(f"{name}_FILE={path!r}: cannot read it ({exc.strerror})") from None
+    return _env.secret(name) or ""
 
 
 def default_broker_url() -> str:
@@ -77,7 +54,8 @@ def default_broker_url() -> str:
 
 
 def default_home() -> Path:
-    return Path(env_str("FARM_HOME", str(Path.home() / ".farm"))).expanduser().resolve()
+    """The farm's home on this machine (farm.config.farm_home), resolved."""
+    return farm_home().resolve()
 
 
 @dataclass
