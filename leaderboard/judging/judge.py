@@ -52,7 +52,7 @@ def judge(
     for w in document["workloads"]:
         try:
             sol, floor = _server_bounds(farm_problem, w, hardware, missing)
-        except FarmError as exc:
+        except farm_bridge.UNRESOLVABLE as exc:
             sol, floor = None, None
             if _timed_pass(w):
                 unchecked.append(reason(UNCHECKED, f"workload {w['id']}: {exc}", workload=w["id"]))
@@ -88,8 +88,9 @@ def _timed_pass(w: dict[str, Any]) -> bool:
 def _server_bounds(
     farm_problem: Problem | None, w: dict[str, Any], hardware: str, missing: str
 ) -> tuple[float | None, float]:
-    """(SOL ms or None, floor ms) computed here for the workload's shape; raises FarmError
-    when the shape or its floor cannot be resolved (`missing`: why the problem could not)."""
+    """(SOL ms or None, floor ms) computed here for the workload's shape; raises one of
+    farm_bridge.UNRESOLVABLE when the shape or its floor cannot be resolved (`missing`: why the
+    problem could not)."""
     if farm_problem is None:
         raise FarmError(missing)
     workload = farm_problem.workload(w.get(SHAPE_KEY) or w["id"])

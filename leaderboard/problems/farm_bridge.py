@@ -17,12 +17,14 @@ from farm.errors import FarmError
 from farm.hardware import specs
 from farm.hardware.specs import HardwareSpec
 from farm.scoring import FLOOR_SLACK
+from farm.sol import UnsupportedWorkload, sol_bound
 from farm.sol import floor_ms as sol_floor_ms
-from farm.sol import sol_bound
 from farm.suite.loader import Suite, available_suites, load_suite
 from farm.suite.model import Problem, Workload
 
 log = logging.getLogger(__name__)
+# what the core raises for a name it does not know or a workload a class cannot run
+UNRESOLVABLE = (FarmError, UnsupportedWorkload)
 _BASE_LANGUAGES = ("pytorch", "triton")
 _VENDOR_LANGUAGES = {"nvidia": ("cuda",), "amd": ("hip",)}
 _VENDOR_DEVICE = {"nvidia": "cuda", "amd": "rocm", "npu": "npu-sim", "cpu": "cpu"}
@@ -86,13 +88,13 @@ def _key(key: Any) -> str:
 
 def sol_ms(problem: Problem, workload: Workload, hardware: str) -> dict[str, Any] | None:
     """The SOL bound of one workload on `hardware` as JSON; None when the problem cannot run
-    there (an unknown class, a dtype the hardware lacks: farm.errors.FarmError)."""
+    there (an unknown class, a feature or dtype the hardware lacks: UNRESOLVABLE)."""
     spec = hardware_spec(hardware)
     if spec is None:
         return None
     try:
         bound = sol_bound(problem, workload, spec)
-    except FarmError as exc:
+    except UNRESOLVABLE as exc:
         log.debug("no SOL for %s/%s on %s: %s", problem.name, workload.id, hardware, exc)
         return None
     return {
@@ -107,8 +109,8 @@ def sol_ms(problem: Problem, workload: Workload, hardware: str) -> dict[str, Any
 def floor_ms(problem: Problem, workload: Workload, hardware: str) -> float:
     """The time (ms) below which a workload's time is impossible on `hardware`:
     farm.sol.floor_ms (SOL less the output bytes the last-level cache can hold) x
-    farm.scoring.FLOOR_SLACK. Raises farm.errors.FarmError when it cannot be computed (an
-    unknown class, a dtype the hardware lacks)."""
+    farm.scoring.FLOOR_SLACK. Raises one of UNRESOLVABLE when it cannot be computed (an unknown
+    class, a feature or dtype the hardware lacks)."""
     spec = specs.get_spec(hardware)
     return float(sol_floor_ms(problem, workload, spec)) * FLOOR_SLACK
 
