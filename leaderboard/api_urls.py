@@ -39,7 +39,7 @@ class ApiRoot(APIView):
     permission_classes = [AllowAny]
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
-    def get(self, request):  # type: ignore[no-untyped-def]
+    def get(self, request):
         names = [
             "schema",
             "docs",

@@ -36,7 +36,7 @@ def source_text(*, source: StoredText) -> str:
     return artifact_store().get(source.key).decode("utf-8")
 
 
-def artifact_upload_url(*, run, node, name: str, base_url: str) -> dict:  # type: ignore[no-untyped-def]
+def artifact_upload_url(*, run, node, name: str, base_url: str) -> dict:
     """A URL the node PUTs the artifact to (presigned S3, or the server's signed endpoint), for
     a name of ARTIFACT_TYPES, with the server's content type; ValueError for another name."""
     content_type = ARTIFACT_TYPES.get(name)
@@ -56,7 +56,7 @@ def artifact_upload_url(*, run, node, name: str, base_url: str) -> dict:  # type
     }
 
 
-def artifacts_mark_reported(*, run, names: list[str]) -> None:  # type: ignore[no-untyped-def]
+def artifacts_mark_reported(*, run, names: list[str]) -> None:
     Artifact.objects.filter(run=run, attempt=run.attempt, name__in=names).update(reported=True)
 
 

@@ -22,7 +22,7 @@ def board_get_or_create(*, problem_id: int, hardware_id: str) -> Board:
     return board
 
 
-def counting_runs():  # type: ignore[no-untyped-def]
+def counting_runs():
     return Run.objects.filter(
         mode="leaderboard",
         state=Run.State.DONE,

@@ -34,7 +34,7 @@ class ResultInput(AttemptInput):
         help_text="the artifacts uploaded for this attempt",
     )
 
-    def validate(self, attrs):  # type: ignore[no-untyped-def]
+    def validate(self, attrs):
         if ("result" in attrs) == ("failure" in attrs):
             raise serializers.ValidationError("send exactly one of `result` or `failure`")
         return attrs
@@ -45,7 +45,7 @@ class ResultApi(AgentApi):
     the stored outcome with duplicate=true and changes nothing."""
 
     @extend_schema(request=ResultInput, responses={200: StateOutput})
-    def post(self, request, run_id: int):  # type: ignore[no-untyped-def]
+    def post(self, request, run_id: int):
         data = ResultInput(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data

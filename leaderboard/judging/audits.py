@@ -169,4 +169,4 @@ def _apart(a: float | None, b: float | None, tolerance: float) -> bool:
 def _overlap(a: WorkloadResult, b: WorkloadResult) -> bool:
     if None in (a.ci_low_ms, a.ci_high_ms, b.ci_low_ms, b.ci_high_ms):
         return False
-    return a.ci_low_ms <= b.ci_high_ms and b.ci_low_ms <= a.ci_high_ms  # type: ignore[operator]
+    return a.ci_low_ms <= b.ci_high_ms and b.ci_low_ms <= a.ci_high_ms

@@ -82,7 +82,7 @@ class RegisterApi(APIView):
     permission_classes = [IsNode]
 
     @extend_schema(request=RegisterInput, responses={200: RegistrationOutput})
-    def post(self, request):  # type: ignore[no-untyped-def]
+    def post(self, request):
         data = RegisterInput(data=request.data)
         data.is_valid(raise_exception=True)
         node = node_register(node=request.auth, **data.validated_data)
@@ -115,7 +115,7 @@ class EnrollApi(ThrottledBeforeAuthentication, APIView):
             )
         },
     )
-    def post(self, request):  # type: ignore[no-untyped-def]
+    def post(self, request):
         secret = settings.FARM_NODE_ENROLL_TOKEN
         given = request.headers.get("X-Farm-Enroll", "")
         if not secret or not hmac.compare_digest(secret.encode(), given.encode()):

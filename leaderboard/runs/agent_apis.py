@@ -87,7 +87,7 @@ class ClaimApi(AgentApi):
     """Claim a queued run: exactly one node wins (200 with the job); others get 409."""
 
     @extend_schema(request=None, responses={200: JobOutput})
-    def post(self, request, run_id: int):  # type: ignore[no-untyped-def]
+    def post(self, request, run_id: int):
         text = run_source_for_claim(run_id=run_id, node=request.auth)
         run = run_claim(run_id=run_id, node=request.auth)
         run = Run.objects.select_related("submission__source", "problem").get(pk=run.pk)
@@ -110,7 +110,7 @@ class StartApi(AgentApi):
     """claimed -> running (idempotent for the holder)."""
 
     @extend_schema(request=AttemptInput, responses={200: StateOutput})
-    def post(self, request, run_id: int):  # type: ignore[no-untyped-def]
+    def post(self, request, run_id: int):
         data = AttemptInput(data=request.data)
         data.is_valid(raise_exception=True)
         run = run_start(run_id=run_id, node=request.auth, attempt=data.validated_data["attempt"])
@@ -143,7 +143,7 @@ class ArtifactUrlApi(AgentApi):
             )
         },
     )
-    def post(self, request, run_id: int):  # type: ignore[no-untyped-def]
+    def post(self, request, run_id: int):
         data = self.ArtifactUrlInput(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data

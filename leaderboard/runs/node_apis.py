@@ -71,7 +71,7 @@ class NodeListCreateApi(APIView):
     """Nodes with their hardware, status, last heartbeat and the depth of their queues.
     POST (staff) creates a node and returns its token once."""
 
-    def get_permissions(self):  # type: ignore[no-untyped-def]
+    def get_permissions(self):
         return [AllowAny()] if self.request.method == "GET" else [IsAdminUser()]
 
     class NodeCreateInput(serializers.Serializer):
@@ -79,7 +79,7 @@ class NodeListCreateApi(APIView):
         hardware = serializers.ListField(child=serializers.CharField(max_length=50), default=list)
 
     @extend_schema(responses=NodeOutput(many=True))
-    def get(self, request):  # type: ignore[no-untyped-def]
+    def get(self, request):
         context = {"depth": queue_depth_by_hardware(), "staff": request.user.is_staff}
         return Response(NodeOutput(node_list(), many=True, context=context).data)
 
@@ -96,7 +96,7 @@ class NodeListCreateApi(APIView):
             )
         },
     )
-    def post(self, request):  # type: ignore[no-untyped-def]
+    def post(self, request):
         data = self.NodeCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         node, key = node_create(**data.validated_data)
@@ -132,7 +132,7 @@ class HeartbeatApi(APIView):
             )
         },
     )
-    def post(self, request):  # type: ignore[no-untyped-def]
+    def post(self, request):
         data = self.HeartbeatInput(data=request.data)
         data.is_valid(raise_exception=True)
         current = data.validated_data["current_runs"]

@@ -59,7 +59,7 @@ class Recorded:
     duplicate: bool
 
 
-def runs_create(*, submission, hardware: list[HardwareClass]) -> list[Run]:  # type: ignore[no-untyped-def]
+def runs_create(*, submission, hardware: list[HardwareClass]) -> list[Run]:
     """One queued run per hardware class; they are sent to the broker after the commit."""
     runs = Run.objects.bulk_create(
         [

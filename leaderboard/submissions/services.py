@@ -38,7 +38,7 @@ def source_get_or_create(*, text: str) -> Source:
     return source
 
 
-def submissions_create(*, user, requests: list[SubmissionRequest]) -> list[Submission]:  # type: ignore[no-untyped-def]
+def submissions_create(*, user, requests: list[SubmissionRequest]) -> list[Submission]:
     """Create submissions and their runs in one transaction (all or nothing). After the
     commit, runs go to their hardware queues and new sources to artifact storage.
 
