@@ -10,6 +10,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from farm.queues import TIME_LIMITS_S, local_broker_url
 from leaderboard.env import (
     env_bool,
     env_choice,
@@ -169,7 +170,7 @@ FARM_AUDIT_SINGLE_NODE = env_choice(
 )
 
 # --- Celery: a local SQLAlchemy broker needs no server; agents read queues hw.<class>
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", f"sqla+sqlite:///{VAR_DIR / 'broker.sqlite3'}")
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", local_broker_url(VAR_DIR))
 CELERY_TASK_DEFAULT_QUEUE = "server"
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -180,10 +181,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 3, "interval_start": 0.2, "interval_step": 0.5}
 # Soft, then hard time limits (s) that agents apply to one evaluation, by mode.
 FARM_TIME_LIMITS_S = {
-    "test": (env_int("FARM_TIME_LIMIT_TEST_S", 300, minimum=10), 360),
-    "benchmark": (env_int("FARM_TIME_LIMIT_BENCHMARK_S", 900, minimum=10), 1020),
-    "leaderboard": (env_int("FARM_TIME_LIMIT_LEADERBOARD_S", 1200, minimum=10), 1380),
-    "profile": (env_int("FARM_TIME_LIMIT_PROFILE_S", 1800, minimum=10), 2100),
+    mode: (env_int(f"FARM_TIME_LIMIT_{mode.upper()}_S", soft, minimum=10), hard)
+    for mode, (soft, hard) in TIME_LIMITS_S.items()
 }
 
 REST_FRAMEWORK = {
