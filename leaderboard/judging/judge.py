@@ -31,7 +31,8 @@ def judge(
 
     Every PASSED time is checked against the floor computed here. A workload the server cannot
     resolve in its copy of the suite (or whose floor it cannot compute on `hardware`) is not
-    waved through: its reason is UNCHECKED_WORKLOAD and the judgement is `held`."""
+    waved through: its reason is UNCHECKED_WORKLOAD and the judgement is `held` (unless the
+    run fails or is rejected anyway)."""
     verdict = document["verdict"]
     reasons = []
     suite_ok = document["suite"]["name"] == suite and document["suite"]["hash"] == suite_hash
@@ -71,7 +72,7 @@ def judge(
             )
             verdict = Verdict.REJECTED.value
     held = ""
-    if unchecked and verdict != Verdict.REJECTED.value:
+    if unchecked and suite_ok and verdict != Verdict.REJECTED.value:
         reasons += unchecked
         held = (
             f"held for an operator: the server could not check {len(unchecked)} workload "

@@ -1,5 +1,5 @@
-"""Operator actions from the admin: requeue runs, release a run held by its audit, re-run an
-audit."""
+"""Operator actions from the admin: requeue runs, release a held run (by its audit, or by a
+time the judge could not check), re-run an audit."""
 
 from __future__ import annotations
 
