@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
 
-def _list_devices(cfg) -> int:  # type: ignore[no-untyped-def]
+def _list_devices(cfg) -> int:
     from agents.devices import plan_slots
     from farm.hardware.detect import discover
 

@@ -1,25 +1,24 @@
 """The server's node-facing REST API (/api/agent/...), as the agent uses it.
 
 Every call has a timeout; connection errors, timeouts, 429 and 5xx are retried with exponential
-backoff and then raised as RetryableError; other 4xx answers are PermanentError at once (409 and
-403 on a run are ClaimLost: another node holds it, or it was taken back from this one).
+backoff (farm.retry's engine, NODE policy: the node API is idempotent) and then raised as
+RetryableError; other 4xx answers are PermanentError at once (409 and 403 on a run are
+ClaimLost: another node holds it, or it was taken back from this one).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-import random
-import time
 from typing import Any
 
 import requests
 
 from agents import __version__
 from agents.errors import ClaimLost, PermanentError, RetryableError
+from farm import retry
 
 log = logging.getLogger(__name__)
-RETRY_STATUS = {429, 500, 502, 503, 504}
-MAX_BACKOFF_S = 10.0
 
 
 class ServerClient:
@@ -38,7 +37,7 @@ class ServerClient:
         self.token = token
         self.timeout_s = timeout_s
         self.attempts = attempts
-        self.backoff_s = backoff_s
+        self.policy = dataclasses.replace(retry.NODE, retries=attempts - 1, backoff_s=backoff_s)
         self.session = requests.Session()
         self.session.headers["User-Agent"] = f"farm-agent/{__version__}"
 
@@ -152,28 +151,28 @@ class ServerClient:
         all_headers = dict(headers or {})
         if auth and self.token:
             all_headers["Authorization"] = f"Bearer {self.token}"
-        last = ""
-        for attempt in range(1, self.attempts + 1):
-            try:
-                response = self.session.request(
-                    method, url, headers=all_headers, timeout=self.timeout_s, **kwargs
-                )
-            except requests.RequestException as exc:
-                last = f"{type(exc).__name__}: {exc}"
-            else:
-                if response.status_code < 400:
-                    return response
-                if response.status_code not in RETRY_STATUS:
-                    raise _refused(method, url, response, run)
-                last = f"HTTP {response.status_code}: {_detail(response)}"
-            if attempt < self.attempts:
-                time.sleep(self._delay(attempt))
-        raise RetryableError(f"{method} {url}: gave up after {self.attempts} attempts ({last})")
+        outcome = retry.send(
+            lambda: self.session.request(
+                method, url, headers=all_headers, timeout=self.timeout_s, **kwargs
+            ),
+            method=method,
+            policy=self.policy,
+        )
+        response = outcome.response
+        if response is not None and response.status_code < 400:
+            return response
+        if response is not None and not _transient(response):
+            raise _refused(method, url, response, run)
+        last = (
+            f"HTTP {response.status_code}: {_detail(response)}"
+            if response is not None
+            else f"{type(outcome.error).__name__}: {outcome.error}"
+        )
+        raise RetryableError(f"{method} {url}: gave up after {outcome.attempts} attempts ({last})")
 
-    def _delay(self, attempt: int) -> float:
-        """Exponential backoff with jitter, capped."""
-        base = min(MAX_BACKOFF_S, self.backoff_s * 2 ** (attempt - 1))
-        return base * (0.5 + random.random() / 2)
+
+def _transient(response: requests.Response) -> bool:
+    return response.status_code == 429 or response.status_code in retry.RETRY_STATUSES
 
 
 def _detail(response: requests.Response) -> str:

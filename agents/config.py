@@ -1,83 +1,52 @@
-"""The agent's configuration, read from the environment in one place.
+"""The agent's configuration, read from the environment in one place (with the farm's typed
+readers, farm.config.Env).
 
 Every variable is documented in docs/agents.md. A value that cannot be used stops the agent at
-start-up with a ConfigError naming the variable. Unset means the embedded default, which matches
-the server's (leaderboard/settings.py): the local SQLAlchemy broker under var/ and the server on
-127.0.0.1:8000, so a local farm works with no broker server.
+start-up with a ConfigError naming the variable. Unset means the embedded default, the same as the
+server's where both need one (farm.queues: the local SQLAlchemy broker under var/, the time
+limits by mode) and the server on 127.0.0.1:8000, so a local farm works with no broker server.
 """
 
 from __future__ import annotations
 
-import os
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents.errors import ConfigError
+from farm.config import Env, farm_home
+from farm.queues import TIME_LIMITS_S, local_broker_url
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-# Soft, then hard time limits (s) of one evaluation by mode, when the job does not name them
-# (the server's FARM_TIME_LIMITS_S defaults).
-DEFAULT_TIME_LIMITS_S = {
-    "test": (300, 360),
-    "benchmark": (900, 1020),
-    "leaderboard": (1200, 1380),
-    "profile": (1800, 2100),
-}
+_env = Env(ConfigError)
 
 
 def env_str(name: str, default: str = "") -> str:
-    return os.environ.get(name, default).strip() or default
+    return _env.text(name, default)
 
 
 def env_int(name: str, default: int, *, minimum: int = 0) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError(f"{name}={raw!r}: must be an integer") from None
-    if value < minimum:
-        raise ConfigError(f"{name}={raw!r}: must be >= {minimum}")
-    return value
+    return _env.integer(name, default, minimum=minimum)
 
 
 def env_float(name: str, default: float, *, minimum: float = 0.0) -> float:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{name}={raw!r}: must be a number") from None
-    if value < minimum:
-        raise ConfigError(f"{name}={raw!r}: must be >= {minimum}")
-    return value
+    return _env.number(name, default, minimum=minimum)
 
 
 def env_secret(name: str) -> str:
     """NAME, else the contents of the file named by NAME_FILE, else ''."""
-    value = os.environ.get(name, "").strip()
-    if value:
-        return value
-    path = os.environ.get(f"{name}_FILE", "").strip()
-    if not path:
-        return ""
-    try:
-        return Path(path).read_text().strip()
-    except OSError as exc:
-        raise ConfigError(f"{name}_FILE={path!r}: cannot read it ({exc.strerror})") from None
+    return _env.secret(name) or ""
 
 
 def default_broker_url() -> str:
-    """The server's embedded default broker (leaderboard/settings.py): SQLite under var/."""
-    var_dir = Path(env_str("FARM_VAR_DIR", str(REPO_ROOT / "var"))).resolve()
-    return f"sqla+sqlite:///{var_dir / 'broker.sqlite3'}"
+    """The server's embedded default broker (farm.queues.local_broker_url) under FARM_VAR_DIR,
+    default the repository's var/ as the server's."""
+    return local_broker_url(Path(env_str("FARM_VAR_DIR", str(REPO_ROOT / "var"))).resolve())
 
 
 def default_home() -> Path:
-    return Path(env_str("FARM_HOME", str(Path.home() / ".farm"))).expanduser().resolve()
+    """The farm's home on this machine (farm.config.farm_home), resolved."""
+    return farm_home().resolve()
 
 
 @dataclass
@@ -141,7 +110,7 @@ def load_config() -> AgentConfig:
 
 def time_limits(mode: str, given: dict | None) -> tuple[float, float]:
     """(soft, hard) seconds for one evaluation: the job's, else the defaults for its mode."""
-    defaults = DEFAULT_TIME_LIMITS_S.get(mode, DEFAULT_TIME_LIMITS_S["benchmark"])
+    defaults = TIME_LIMITS_S.get(mode, TIME_LIMITS_S["benchmark"])
     soft, hard = float(defaults[0]), float(defaults[1])
     if given:
         soft = float(given.get("soft_s") or soft)

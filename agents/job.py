@@ -328,7 +328,7 @@ class JobRunner:
                 log.warning("run %s: server unreachable, result kept; retrying", job["run"])
                 time.sleep(2.0)
 
-    def _fail(self, job: dict[str, Any], out: Outcome, code: str, detail: str, *, retryable: bool):  # type: ignore[no-untyped-def]
+    def _fail(self, job: dict[str, Any], out: Outcome, code: str, detail: str, *, retryable: bool):
         out.status = "released" if retryable else "failed"
         out.detail = detail
         try:

@@ -18,17 +18,19 @@ from rest_framework.views import APIView
 from leaderboard.accounts.apis import TokenDeleteApi, TokenListCreateApi
 from leaderboard.artifacts.apis import SignedDownloadApi, SignedUploadApi
 from leaderboard.boards.apis import BoardDetailApi, BoardListApi
-from leaderboard.nodes.apis import EnrollApi, HeartbeatApi, NodeListCreateApi, RegisterApi
+from leaderboard.judging.apis import ResultApi
+from leaderboard.nodes.apis import EnrollApi, RegisterApi
+from leaderboard.nodes.suite_archive import SuiteArchiveApi
 from leaderboard.problems.apis import HardwareListApi, ProblemDetailApi, ProblemListApi
-from leaderboard.problems.suite_archive import SuiteArchiveApi
-from leaderboard.runs.agent_apis import ArtifactUrlApi, ClaimApi, ResultApi, StartApi
-from leaderboard.runs.apis import RunArtifactApi, RunDetailApi, RunListApi
+from leaderboard.runs.agent_apis import ArtifactUrlApi, ClaimApi, StartApi
+from leaderboard.runs.node_apis import HeartbeatApi, NodeListCreateApi
 from leaderboard.submissions.apis import (
     SubmissionDetailApi,
     SubmissionHackedApi,
     SubmissionListCreateApi,
     SubmissionSourceApi,
 )
+from leaderboard.submissions.run_apis import RunArtifactApi, RunDetailApi, RunListApi
 
 
 class ApiRoot(APIView):
@@ -37,7 +39,7 @@ class ApiRoot(APIView):
     permission_classes = [AllowAny]
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
-    def get(self, request):  # type: ignore[no-untyped-def]
+    def get(self, request):
         names = [
             "schema",
             "docs",

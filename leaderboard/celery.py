@@ -1,8 +1,9 @@
 """The Celery app of the server.
 
 The server sends agent work BY NAME (`farm.agent.evaluate_run`) to queue `hw.<hardware>`: agents
-never import Django. The server's own tasks (storing sources, reaping lost runs) use the queue
-`server`. Settings (CELERY_*) come from leaderboard.settings.
+never import Django. The server's own tasks (storing sources, reaping lost runs, recomputing
+boards, marking nodes stale: each in its own app's tasks.py) use the queue `server`. Settings
+(CELERY_*) come from leaderboard.settings.
 """
 
 from __future__ import annotations
@@ -42,15 +43,15 @@ app.conf.beat_schedule = {
         "schedule": _every("FARM_RESEND_INTERVAL_S"),
     },
     "recompute-boards": {
-        "task": "leaderboard.runs.tasks.recompute_boards",
+        "task": "leaderboard.boards.tasks.recompute_boards",
         "schedule": _every("FARM_BOARD_RECOMPUTE_S"),
     },
     "mark-stale-nodes": {
-        "task": "leaderboard.runs.tasks.mark_stale_nodes",
+        "task": "leaderboard.nodes.tasks.mark_stale_nodes",
         "schedule": _every("FARM_STALE_NODE_SWEEP_S"),
     },
     "store-pending-sources": {
-        "task": "leaderboard.artifacts.tasks.store_pending_sources",
+        "task": "leaderboard.submissions.tasks.store_pending_sources",
         "schedule": 60.0,
     },
 }

@@ -7,7 +7,7 @@ class ApiTokenScheme(OpenApiAuthenticationExtension):
     target_class = "leaderboard.accounts.authentication.ApiTokenAuthentication"
     name = "userToken"
 
-    def get_security_definition(self, auto_schema):  # type: ignore[no-untyped-def]
+    def get_security_definition(self, auto_schema):
         return {"type": "http", "scheme": "bearer", "description": "a user API token (fu_...)"}
 
 
@@ -15,7 +15,7 @@ class NodeTokenScheme(OpenApiAuthenticationExtension):
     target_class = "leaderboard.nodes.authentication.NodeTokenAuthentication"
     name = "nodeToken"
 
-    def get_security_definition(self, auto_schema):  # type: ignore[no-untyped-def]
+    def get_security_definition(self, auto_schema):
         return {"type": "http", "scheme": "bearer", "description": "a node token (fn_...)"}
 
 
@@ -43,7 +43,7 @@ ERROR_SCHEMA = {
 }
 
 
-def declare_error_responses(result: dict, generator, request, public) -> dict:  # type: ignore[no-untyped-def]
+def declare_error_responses(result: dict, generator, request, public) -> dict:
     """drf-spectacular postprocessing hook: declare ERROR_STATUSES on every operation (with
     the error body's schema) where the operation does not declare them itself, so that the
     schema lists every status the API answers."""

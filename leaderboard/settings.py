@@ -10,6 +10,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from farm.queues import TIME_LIMITS_S, local_broker_url
 from leaderboard.env import (
     env_bool,
     env_choice,
@@ -68,6 +69,7 @@ INSTALLED_APPS = [
     "leaderboard.runs",
     "leaderboard.boards",
     "leaderboard.artifacts",
+    "leaderboard.judging",
     "leaderboard.web",
 ]
 
@@ -154,7 +156,7 @@ FARM_BOARD_RECOMPUTE_S = env_float("FARM_BOARD_RECOMPUTE_S", 3600.0, minimum=1.0
 FARM_STALE_NODE_SWEEP_S = env_float("FARM_STALE_NODE_SWEEP_S", 60.0, minimum=1.0)
 FARM_NODE_ENROLL_TOKEN = env_secret("FARM_NODE_ENROLL_TOKEN") or ""
 FARM_BOARD_LIMIT = env_int("FARM_BOARD_LIMIT", 100, minimum=1)
-# Audit of would-be first places (leaderboard.runs.audits): on by default; classes served by a
+# Audit of would-be first places (leaderboard.judging.audits): on by default; classes served by a
 # single node cannot be audited (the audit needs another node) and can be listed to skip it.
 # The tolerance is relative: run-to-run spread of one GPU is under 1 % (docs/harness-fidelity.md)
 # and a power-bound kernel read 3-5 % slow late in a run; two nodes of a class differ more.
@@ -162,13 +164,13 @@ FARM_AUDIT = env_bool("FARM_AUDIT", True)
 FARM_AUDIT_SKIP_HARDWARE = env_list("FARM_AUDIT_SKIP_HARDWARE", [])
 FARM_AUDIT_TOLERANCE = env_float("FARM_AUDIT_TOLERANCE", 0.10, minimum=0.0)
 # A class with a single enabled node: "same-node" audits there (a fresh process and secret
-# seed), "wait" waits for a second node, "skip" shows results unaudited (leaderboard.runs.audits)
+# seed), "wait" waits for a second node, "skip" shows results unaudited (leaderboard.judging.audits)
 FARM_AUDIT_SINGLE_NODE = env_choice(
     "FARM_AUDIT_SINGLE_NODE", "same-node", ("same-node", "wait", "skip")
 )
 
 # --- Celery: a local SQLAlchemy broker needs no server; agents read queues hw.<class>
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", f"sqla+sqlite:///{VAR_DIR / 'broker.sqlite3'}")
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", local_broker_url(VAR_DIR))
 CELERY_TASK_DEFAULT_QUEUE = "server"
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -179,10 +181,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 3, "interval_start": 0.2, "interval_step": 0.5}
 # Soft, then hard time limits (s) that agents apply to one evaluation, by mode.
 FARM_TIME_LIMITS_S = {
-    "test": (env_int("FARM_TIME_LIMIT_TEST_S", 300, minimum=10), 360),
-    "benchmark": (env_int("FARM_TIME_LIMIT_BENCHMARK_S", 900, minimum=10), 1020),
-    "leaderboard": (env_int("FARM_TIME_LIMIT_LEADERBOARD_S", 1200, minimum=10), 1380),
-    "profile": (env_int("FARM_TIME_LIMIT_PROFILE_S", 1800, minimum=10), 2100),
+    mode: (env_int(f"FARM_TIME_LIMIT_{mode.upper()}_S", soft, minimum=10), hard)
+    for mode, (soft, hard) in TIME_LIMITS_S.items()
 }
 
 REST_FRAMEWORK = {

@@ -18,8 +18,9 @@ from typing import Any
 
 from farm.client.config import config_load
 from farm.client.errors import WaitTimeout
-from farm.client.http import RetryPolicy, Transport
+from farm.client.http import Transport
 from farm.client.types import FINISHED_STATES, Board, Run, Submission, SubmitRequest
+from farm.retry import RetryPolicy
 
 RunRef = int | Run | Submission
 DETAIL_POLL_LIMIT = 4  # up to this many pending runs are polled one by one, more by listing
@@ -32,8 +33,8 @@ class FarmClient:
 
     `profile` names a config profile (default FARM_PROFILE; see farm.client.config).
     `timeout_s` bounds each HTTP request; `retries`, `backoff_s` and `max_retry_after_s` shape
-    the retries (farm.client.http.RetryPolicy); `poll_s` / `max_poll_s` bound the interval
-    between status polls while waiting.
+    the retries (farm.retry.RetryPolicy, CLIENT policy); `poll_s` / `max_poll_s` bound the
+    interval between status polls while waiting.
     """
 
     def __init__(

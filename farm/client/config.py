@@ -19,12 +19,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from farm.config import Env
 from farm.errors import FarmError
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 FILE_MODE = 0o600
 LOCAL_PROFILE = "local"
 _PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_env = Env()
 
 
 @dataclass(frozen=True)
@@ -38,17 +40,17 @@ class Config:
 
 
 def config_dir() -> Path:
-    home = os.environ.get("FARM_HOME")
+    home = _env.raw("FARM_HOME")
     if home:
         return Path(home)
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    base = _env.text("XDG_CONFIG_HOME", str(Path.home() / ".config"))
     return Path(base) / "farm"
 
 
 def config_path(profile: str | None = None) -> Path:
     """The config file of `profile` (default: FARM_PROFILE, else the main `config.json`).
     Raises FarmError for a profile name that is not a plain word."""
-    profile = profile or os.environ.get("FARM_PROFILE") or None
+    profile = profile or _env.raw("FARM_PROFILE")
     if profile is None:
         return config_dir() / "config.json"
     if not _PROFILE_NAME.match(profile):
@@ -63,7 +65,7 @@ def _readable_path(profile: str | None) -> Path:
     """The file to read: the named profile; else config.json, or the local profile when
     config.json does not exist."""
     path = config_path(profile)
-    if profile or os.environ.get("FARM_PROFILE") or path.exists():
+    if profile or _env.raw("FARM_PROFILE") or path.exists():
         return path
     return config_path(LOCAL_PROFILE)
 
@@ -114,7 +116,7 @@ def config_load(
     """Resolve the settings: explicit arguments, then env, then the config file (of `profile`,
     see the module's docstring), then defaults."""
     file_values: dict[str, str] = {}
-    env_url, env_token = os.environ.get("FARM_URL"), os.environ.get("FARM_TOKEN")
+    env_url, env_token = _env.raw("FARM_URL"), _env.raw("FARM_TOKEN")
     path = _readable_path(profile)
     if not ((url or env_url) and (token or env_token)):
         file_values = config_read(path)

@@ -1,41 +1,21 @@
-"""HTTP with retries: backoff on connection errors and 5xx, Retry-After on 429 and 503.
-
-A POST is retried only when the server cannot have acted on it: the connection was refused
-before the request was sent, or the server answered 429 / 503 (both mean "not done, come back
-later"). Other methods are idempotent reads and are retried on every transient failure.
-"""
+"""HTTP with retries (farm.retry's engine, CLIENT policy: a POST is retried only when the
+server cannot have acted on it), and the server's answers turned into ClientError kinds."""
 
 from __future__ import annotations
 
-import email.utils
-import random
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import requests
 
+from farm import retry
 from farm.client.errors import BadRequest, ClientError, Refused, ServerUnavailable
+from farm.retry import RETRY_STATUSES, RetryPolicy, retry_after_s
 
-RETRY_STATUSES = frozenset({500, 502, 503, 504})
+__all__ = ["RetryPolicy", "Transport", "server_message"]
 USER_AGENT = "farm-client/1"
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """`retries` extra attempts; waits grow as backoff_s * 2**n (full jitter) up to
-    max_backoff_s. A Retry-After longer than max_retry_after_s is not waited for: the call
-    raises at once (a quota that frees up in an hour is the caller's decision)."""
-
-    retries: int = 5
-    backoff_s: float = 0.5
-    max_backoff_s: float = 30.0
-    max_retry_after_s: float = 120.0
-
-    def delay(self, attempt: int) -> float:
-        return random.uniform(0, min(self.max_backoff_s, self.backoff_s * 2**attempt))
 
 
 class Transport:
@@ -52,7 +32,7 @@ class Transport:
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeout_s = timeout_s
-        self.policy = policy or RetryPolicy()
+        self.policy = policy or retry.CLIENT
         self.sleep = sleep
         self.session = requests.Session()
         self.session.headers["User-Agent"] = USER_AGENT
@@ -64,67 +44,53 @@ class Transport:
         return path if path.startswith(("http://", "https://")) else self.base_url + path
 
     def request(self, method: str, path: str, **kwargs: Any) -> Any:
-        """Send with retries; return the decoded JSON (or text). Raises ClientError kinds."""
+        """Send with retries (farm.retry); return the decoded JSON (or text). Raises
+        ClientError kinds."""
         url = self.url(path)
-        attempt = 0
-        while True:
-            wait, error = self._attempt(method, url, attempt, kwargs)
-            if error is None:
-                return wait
-            if attempt >= self.policy.retries or wait is None:
-                raise error
-            self.sleep(wait)
-            attempt += 1
+        outcome = retry.send(
+            lambda: self.session.request(method, url, timeout=self.timeout_s, **kwargs),
+            method=method,
+            policy=self.policy,
+            sleep=self.sleep,
+        )
+        if outcome.response is None:
+            raise self._unanswered(method, url, outcome.error)
+        if outcome.response.status_code < 400:
+            return _body(outcome.response)
+        raise _failure(method, url, outcome.response)
 
-    def _attempt(self, method: str, url: str, attempt: int, kwargs: dict[str, Any]) -> Any:
-        """(body, None) on success, else (seconds to wait or None if final, error)."""
-        try:
-            response = self.session.request(method, url, timeout=self.timeout_s, **kwargs)
-        except requests.ConnectionError as exc:
-            retry = method == "GET" or _not_sent(exc)
-            return (self.policy.delay(attempt) if retry else None), _unreachable(url, exc)
-        except requests.Timeout as exc:
-            error = ServerUnavailable(
+    def _unanswered(self, method: str, url: str, exc: Exception | None) -> Exception:
+        if isinstance(exc, requests.ConnectionError):
+            return _unreachable(url, exc)
+        if isinstance(exc, requests.Timeout):
+            return ServerUnavailable(
                 f"{method} {url}: no answer within {self.timeout_s:.0f} s ({type(exc).__name__})",
                 hint="the server may be overloaded; retry later",
             )
-            return (self.policy.delay(attempt) if method == "GET" else None), error
-        if response.status_code < 400:
-            return _body(response), None
-        return self._failure(method, url, response, attempt)
-
-    def _failure(self, method: str, url: str, response: requests.Response, attempt: int) -> Any:
-        status = response.status_code
-        message = server_message(response)
-        retry_after = _retry_after(response)
-        if status == 429 or (status == 503 and retry_after is not None):
-            error: ClientError = (
-                Refused(message, status=status, retry_after=retry_after)
-                if status == 429
-                else ServerUnavailable(message, status=status)
-            )
-            wait = retry_after if retry_after is not None else self.policy.delay(attempt)
-            return (wait if wait <= self.policy.max_retry_after_s else None), error
-        if status in RETRY_STATUSES:
-            error = ServerUnavailable(
-                f"{method} {url} failed with HTTP {status}: {message}",
-                status=status,
-                hint="the server failed; retry later or tell its operator",
-            )
-            return (self.policy.delay(attempt) if method == "GET" else None), error
-        if status == 413:
-            too_large = "a kernel is one source file of at most a few hundred KiB: check the path"
-            return None, BadRequest(message, status=status, hint=too_large)
-        if status in (401, 403):
-            hint = "log in with `farm login` or set FARM_TOKEN" if status == 401 else None
-            return None, Refused(message, status=status, hint=hint)
-        return None, BadRequest(message, status=status)
+        assert exc is not None
+        return exc
 
 
-def _not_sent(exc: requests.ConnectionError) -> bool:
-    """True when the connection failed before any byte of the request left."""
-    text = repr(exc)
-    return any(s in text for s in ("Connection refused", "NewConnectionError", "Name or service"))
+def _failure(method: str, url: str, response: requests.Response) -> ClientError:
+    status = response.status_code
+    message = server_message(response)
+    if status == 429:
+        return Refused(message, status=status, retry_after=retry_after_s(response))
+    if status == 503 and retry_after_s(response) is not None:
+        return ServerUnavailable(message, status=status)
+    if status in RETRY_STATUSES:
+        return ServerUnavailable(
+            f"{method} {url} failed with HTTP {status}: {message}",
+            status=status,
+            hint="the server failed; retry later or tell its operator",
+        )
+    if status == 413:
+        too_large = "a kernel is one source file of at most a few hundred KiB: check the path"
+        return BadRequest(message, status=status, hint=too_large)
+    if status in (401, 403):
+        hint = "log in with `farm login` or set FARM_TOKEN" if status == 401 else None
+        return Refused(message, status=status, hint=hint)
+    return BadRequest(message, status=status)
 
 
 def _unreachable(url: str, exc: Exception) -> ServerUnavailable:
@@ -141,22 +107,6 @@ def _body(response: requests.Response) -> Any:
     if "json" in response.headers.get("Content-Type", ""):
         return response.json()
     return response.text
-
-
-def _retry_after(response: requests.Response) -> float | None:
-    """Retry-After in seconds (delta-seconds or an HTTP date), None when absent or unusable."""
-    value = response.headers.get("Retry-After")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def server_message(response: requests.Response) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from farm.config import farm_home
 from farm.errors import SuiteError, unknown
 from farm.suite import formulas
 from farm.suite.model import (
@@ -77,12 +78,6 @@ def suite_dirs() -> list[Path]:
     dirs += [Path(p) for p in extra.split(os.pathsep) if p]
     dirs.append(user_suite_dir())
     return dirs
-
-
-def farm_home() -> Path:
-    """The farm's own data on this machine: FARM_HOME, default ~/.local/share/farm."""
-    home = os.environ.get("FARM_HOME") or os.path.join(Path.home(), ".local", "share", "farm")
-    return Path(home)
 
 
 def user_suite_dir() -> Path:

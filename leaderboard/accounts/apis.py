@@ -32,7 +32,7 @@ class TokenListCreateApi(ThrottledBeforeAuthentication, APIView):
         name = serializers.CharField(max_length=100, required=False, default="default")
 
     @extend_schema(responses=TokenOutput(many=True))
-    def get(self, request):  # type: ignore[no-untyped-def]
+    def get(self, request):
         return Response(TokenOutput(api_token_list(user=request.user), many=True).data)
 
     @extend_schema(
@@ -48,7 +48,7 @@ class TokenListCreateApi(ThrottledBeforeAuthentication, APIView):
             )
         },
     )
-    def post(self, request):  # type: ignore[no-untyped-def]
+    def post(self, request):
         data = self.TokenCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         token, key = api_token_create(user=request.user, name=data.validated_data["name"])
@@ -61,7 +61,7 @@ class TokenDeleteApi(ThrottledBeforeAuthentication, APIView):
     authentication_classes = TokenListCreateApi.authentication_classes
 
     @extend_schema(responses={204: None})
-    def delete(self, request, token_id: int):  # type: ignore[no-untyped-def]
+    def delete(self, request, token_id: int):
         token = api_token_list(user=request.user).filter(pk=token_id).first()
         if token is None:
             return Response(

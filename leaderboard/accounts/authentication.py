@@ -18,7 +18,7 @@ _TOUCH_EVERY = timedelta(minutes=1)
 
 
 class ApiTokenAuthentication(authentication.BaseAuthentication):
-    def authenticate(self, request):  # type: ignore[no-untyped-def]
+    def authenticate(self, request):
         key = bearer_key(authentication.get_authorization_header(request).decode("latin-1"))
         if key is None:
             return None
@@ -34,7 +34,7 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
             ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         return token.user, token
 
-    def authenticate_header(self, request) -> str:  # type: ignore[no-untyped-def]
+    def authenticate_header(self, request) -> str:
         return 'Bearer realm="api"'
 
 

@@ -6,11 +6,11 @@ from django.db.models import Q, QuerySet
 from leaderboard.accounts.models import ApiToken, Quota
 
 
-def api_token_list(*, user) -> QuerySet[ApiToken]:  # type: ignore[no-untyped-def]
+def api_token_list(*, user) -> QuerySet[ApiToken]:
     return ApiToken.objects.filter(user=user, revoked_at__isnull=True).order_by("-created_at")
 
 
-def quota_runs_per_hour(*, user, hardware: str) -> int | None:  # type: ignore[no-untyped-def]
+def quota_runs_per_hour(*, user, hardware: str) -> int | None:
     """Runs per hour `user` may queue on `hardware`; None means unlimited (staff)."""
     if user.is_staff:
         return None

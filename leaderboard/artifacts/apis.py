@@ -25,7 +25,7 @@ from leaderboard.artifacts.store import (
 class RawParser(BaseParser):
     media_type = "*/*"
 
-    def parse(self, stream, media_type=None, parser_context=None):  # type: ignore[no-untyped-def]
+    def parse(self, stream, media_type=None, parser_context=None):
         return stream.read() if stream is not None else b""
 
 
@@ -44,7 +44,7 @@ class SignedUploadApi(APIView):
     parser_classes = [RawParser]
 
     @extend_schema(request={"application/octet-stream": OpenApiTypes.BINARY}, responses={204: None})
-    def put(self, request, token: str):  # type: ignore[no-untyped-def]
+    def put(self, request, token: str):
         payload = _payload(token, UPLOAD_SALT)
         artifact_put_signed(key=payload["k"], data=request.body, content_type=payload["ct"])
         # (the key names the run and attempt: artifact_put_signed refuses once they are over)
@@ -56,7 +56,7 @@ class SignedDownloadApi(APIView):
     permission_classes = [AllowAny]
 
     @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
-    def get(self, request, token: str):  # type: ignore[no-untyped-def]
+    def get(self, request, token: str):
         payload = _payload(token, DOWNLOAD_SALT)
         data = artifact_store().get(payload["k"])
         response = HttpResponse(data, content_type=payload.get("ct", "application/octet-stream"))

@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 from leaderboard.artifacts.models import Artifact
 
 
-def artifacts_stored(*, run) -> QuerySet[Artifact]:  # type: ignore[no-untyped-def]
+def artifacts_stored(*, run) -> QuerySet[Artifact]:
     """The artifacts of the run's latest attempt that are stored: the node's result named them
     as uploaded. A URL issued for an upload that then failed lists nothing."""
     return Artifact.objects.filter(run=run, attempt=run.attempt, reported=True)

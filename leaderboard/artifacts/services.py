@@ -1,16 +1,12 @@
-"""Storing sources and issuing artifact URLs."""
+"""Reading stored sources and issuing artifact URLs."""
 
 from __future__ import annotations
 
-import logging
-
-from django.utils import timezone
+from typing import Protocol
 
 from leaderboard.artifacts.models import Artifact
-from leaderboard.artifacts.store import ArtifactStoreError, artifact_store
-from leaderboard.submissions.models import Source
+from leaderboard.artifacts.store import artifact_store
 
-log = logging.getLogger(__name__)
 # The artifacts a node may upload, by name, with the content type the server gives each: a node
 # chooses neither the key nor the type (a text/html "log" served from the storage origin would
 # be a page of the attacker's). The result document itself is posted, never uploaded.
@@ -23,65 +19,24 @@ ARTIFACT_TYPES = {
 }
 
 
-def source_store(*, sha256: str, attempts: int | None = None) -> bool:
-    """Put a pending source into artifact storage and clear its DB copy.
+class StoredText(Protocol):
+    """A text kept in artifact storage under `key`, or still in the database (`pending_text`)
+    while it waits to be stored: a submission's Source."""
 
-    Returns False when there was nothing to do; raises ArtifactStoreError when storage failed
-    (the text stays in the database, nothing is lost).
-    """
-    source = Source.objects.filter(sha256=sha256, pending_text__isnull=False).first()
-    if source is None:
-        return False
-    store = artifact_store()
-    store.put(
-        source.key,
-        source.pending_text.encode("utf-8"),
-        content_type="text/x-python",
-        attempts=attempts,
-    )
-    Source.objects.filter(sha256=sha256).update(pending_text=None, stored_at=timezone.now())
-    return True
+    @property
+    def key(self) -> str: ...
+
+    pending_text: str | None
 
 
-def source_store_soon(*, sha256s: list[str]) -> None:
-    """Try once now (called after commit); on failure leave it to the Celery task."""
-    from leaderboard.artifacts import tasks
-
-    for sha in sha256s:
-        try:
-            source_store(sha256=sha, attempts=1)
-        except ArtifactStoreError as exc:
-            log.warning("source %s kept in the database for now: %s", sha[:12], exc)
-            try:
-                tasks.store_source.apply_async(args=[sha], countdown=5)
-            except Exception as send_exc:  # broker down too: the periodic sweep will find it
-                log.warning("could not queue the source upload: %s", send_exc)
-
-
-def source_text(*, source: Source) -> str:
+def source_text(*, source: StoredText) -> str:
     """The text of a source; raises ArtifactStoreError when storage cannot deliver it."""
     if source.pending_text is not None:
         return source.pending_text
     return artifact_store().get(source.key).decode("utf-8")
 
 
-def sources_store_pending(*, limit: int = 100) -> int:
-    """Retry every pending source (oldest first); returns how many were stored."""
-    stored = 0
-    shas = (
-        Source.objects.filter(pending_text__isnull=False)
-        .order_by("created_at")
-        .values_list("sha256", flat=True)
-    )
-    for sha in list(shas[:limit]):
-        try:
-            stored += source_store(sha256=sha)
-        except ArtifactStoreError:
-            break  # storage still down: try again on the next sweep
-    return stored
-
-
-def artifact_upload_url(*, run, node, name: str, base_url: str) -> dict:  # type: ignore[no-untyped-def]
+def artifact_upload_url(*, run, node, name: str, base_url: str) -> dict:
     """A URL the node PUTs the artifact to (presigned S3, or the server's signed endpoint), for
     a name of ARTIFACT_TYPES, with the server's content type; ValueError for another name."""
     content_type = ARTIFACT_TYPES.get(name)
@@ -101,7 +56,7 @@ def artifact_upload_url(*, run, node, name: str, base_url: str) -> dict:  # type
     }
 
 
-def artifacts_mark_reported(*, run, names: list[str]) -> None:  # type: ignore[no-untyped-def]
+def artifacts_mark_reported(*, run, names: list[str]) -> None:
     Artifact.objects.filter(run=run, attempt=run.attempt, name__in=names).update(reported=True)
 
 
@@ -128,6 +83,4 @@ class ArtifactClosed(Exception):
 
 
 def artifact_open(*, artifact: Artifact) -> bool:
-    from leaderboard.runs.services import run_attempt_open
-
-    return run_attempt_open(run=artifact.run, attempt=artifact.attempt)
+    return artifact.run.attempt_open(artifact.attempt)

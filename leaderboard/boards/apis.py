@@ -101,7 +101,7 @@ def _board_json(board: Board | None, suite: Any, problem: Any, hardware: str) ->
     }
 
 
-def _resolve(suite: str, problem: str, hardware: str):  # type: ignore[no-untyped-def]
+def _resolve(suite: str, problem: str, hardware: str):
     try:
         s = suite_get(name=suite)
         return s, problem_get(suite=s, name=problem), hardware_get(name=hardware)
@@ -124,7 +124,7 @@ class BoardListApi(APIView):
             many=True,
         )
     )
-    def get(self, request):  # type: ignore[no-untyped-def]
+    def get(self, request):
         return Response(
             [
                 {
@@ -143,14 +143,14 @@ class BoardListApi(APIView):
 class BoardDetailApi(APIView):
     """Ranked entries of a board. PATCH (board owner or staff): {"sources_public": true}."""
 
-    def get_permissions(self):  # type: ignore[no-untyped-def]
+    def get_permissions(self):
         return [AllowAny()] if self.request.method == "GET" else super().get_permissions()
 
     class BoardUpdateInput(serializers.Serializer):
         sources_public = serializers.BooleanField()
 
     @extend_schema(responses=BoardOutput)
-    def get(self, request, suite: str, problem: str, hardware: str):  # type: ignore[no-untyped-def]
+    def get(self, request, suite: str, problem: str, hardware: str):
         stamp = board_stamp(suite=suite, problem=problem, hardware=hardware)
         if stamp is not None:
             return HttpResponse(board_json_bytes(stamp), content_type="application/json")
@@ -158,7 +158,7 @@ class BoardDetailApi(APIView):
         return Response(board_json(None, s, p, h.name))
 
     @extend_schema(request=BoardUpdateInput, responses=BoardOutput)
-    def patch(self, request, suite: str, problem: str, hardware: str):  # type: ignore[no-untyped-def]
+    def patch(self, request, suite: str, problem: str, hardware: str):
         s, p, h = _resolve(suite, problem, hardware)
         board = board_get_or_create(problem_id=p.pk, hardware_id=h.name)
         if not (request.user.is_staff or board.owner_id == request.user.pk):

@@ -2,7 +2,7 @@
 
 A run counts only when it is done, in leaderboard mode, PASSED (the server's verdict, after the
 roofline floor), its secret-seed workloads ran and PASSED, its submission is neither private
-nor marked hacked, and it is not waiting for or held by an audit (leaderboard.runs.audits).
+nor marked hacked, and it is not waiting for or held by an audit (leaderboard.judging.audits).
 Audit runs themselves never count.
 """
 
@@ -22,7 +22,7 @@ def board_get_or_create(*, problem_id: int, hardware_id: str) -> Board:
     return board
 
 
-def counting_runs():  # type: ignore[no-untyped-def]
+def counting_runs():
     return Run.objects.filter(
         mode="leaderboard",
         state=Run.State.DONE,
@@ -120,3 +120,17 @@ def board_update(
     board.version += 1
     board.save(update_fields=["sources_public", "owner", "version"])
     return board
+
+
+def boards_recompute() -> int:
+    """Refresh every (problem, hardware, user) that has leaderboard runs; returns how many."""
+    keys = (
+        Run.objects.filter(mode="leaderboard")
+        .values_list("problem_id", "hardware_id", "user_id")
+        .distinct()
+    )
+    n = 0
+    for problem_id, hardware_id, user_id in keys:
+        board_entry_refresh(problem_id=problem_id, hardware_id=hardware_id, user_id=user_id)
+        n += 1
+    return n

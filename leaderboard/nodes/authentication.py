@@ -13,7 +13,7 @@ from leaderboard.nodes.models import Node
 
 
 class NodeTokenAuthentication(authentication.BaseAuthentication):
-    def authenticate(self, request):  # type: ignore[no-untyped-def]
+    def authenticate(self, request):
         key = bearer_key(authentication.get_authorization_header(request).decode("latin-1"))
         if key is None:
             return None
@@ -28,19 +28,19 @@ class NodeTokenAuthentication(authentication.BaseAuthentication):
             )
         return AnonymousUser(), node
 
-    def authenticate_header(self, request) -> str:  # type: ignore[no-untyped-def]
+    def authenticate_header(self, request) -> str:
         return 'Bearer realm="agent"'
 
 
 class IsNode(permissions.BasePermission):
     message = "a node token is required"
 
-    def has_permission(self, request, view) -> bool:  # type: ignore[no-untyped-def]
+    def has_permission(self, request, view) -> bool:
         return isinstance(request.auth, Node)
 
 
 class IsEnabledNode(IsNode):
     message = "this node is disabled by an operator"
 
-    def has_permission(self, request, view) -> bool:  # type: ignore[no-untyped-def]
+    def has_permission(self, request, view) -> bool:
         return super().has_permission(request, view) and request.auth.enabled

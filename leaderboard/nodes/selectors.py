@@ -29,14 +29,6 @@ def node_list() -> QuerySet[Node]:
     return Node.objects.prefetch_related("hardware").order_by("name")
 
 
-def queue_depth_by_hardware() -> dict[str, int]:
-    """Queued runs per hardware class."""
-    from leaderboard.runs.models import Run
-
-    rows = Run.objects.filter(state=Run.State.QUEUED).values("hardware_id").annotate(n=Count("id"))
-    return {row["hardware_id"]: row["n"] for row in rows}
-
-
 def hardware_online() -> dict[str, int]:
     """Enabled, not draining nodes with a recent heartbeat, counted per hardware class."""
     fresh = timezone.now() - timedelta(seconds=settings.FARM_NODE_DEAD_AFTER_S)

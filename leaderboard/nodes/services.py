@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -97,3 +99,13 @@ def node_enroll(*, name: str, hardware: list[str]) -> tuple[Node, str]:
         return node_create(name=name, hardware=hardware)
     _allow(node, _hardware(hardware))  # the enrolment secret is the operator's word
     return node, node_token_rotate(node=node)
+
+
+def nodes_mark_stale() -> int:
+    """Nodes silent for longer than FARM_NODE_DEAD_AFTER_S hold no current runs."""
+    cutoff = timezone.now() - timedelta(seconds=settings.FARM_NODE_DEAD_AFTER_S)
+    return (
+        Node.objects.filter(last_heartbeat__lt=cutoff)
+        .exclude(current_runs=[])
+        .update(current_runs=[])
+    )

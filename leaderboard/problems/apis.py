@@ -50,7 +50,7 @@ class ProblemListApi(APIView):
         parameters=[OpenApiParameter("suite", str, description="only this suite")],
         responses=ProblemOutput(many=True),
     )
-    def get(self, request):  # type: ignore[no-untyped-def]
+    def get(self, request):
         problems = problem_list(suite=request.query_params.get("suite"))
         return Response(ProblemOutput(problems, many=True).data)
 
@@ -59,7 +59,7 @@ class ProblemDetailApi(APIView):
     permission_classes = [AllowAny]
 
     @extend_schema(responses=ProblemOutput)
-    def get(self, request, suite: str, name: str):  # type: ignore[no-untyped-def]
+    def get(self, request, suite: str, name: str):
         try:
             problem = problem_get(suite=suite_get(name=suite), name=name)
         except NotFound as exc:
@@ -79,5 +79,5 @@ class HardwareListApi(APIView):
     permission_classes = [AllowAny]
 
     @extend_schema(responses=HardwareOutput(many=True))
-    def get(self, request):  # type: ignore[no-untyped-def]
+    def get(self, request):
         return Response(HardwareOutput(hardware_list(), many=True).data)

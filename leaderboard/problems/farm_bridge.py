@@ -1,7 +1,7 @@
 """The server's view of the framework-free core: suites, hardware specs and SOL bounds.
 
-farm.sol and farm.hardware.specs may be absent in a partial install; then hardware classes carry
-no peaks and SOL figures are None, and the roofline floor cannot be checked (logged once).
+The core is a dependency of the server like any library: it is imported here, never guessed at.
+The hardware classes are the spec table's (farm.hardware.specs).
 """
 
 from __future__ import annotations
@@ -13,21 +13,18 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
+from farm.errors import FarmError
+from farm.hardware import specs
+from farm.hardware.specs import HardwareSpec
+from farm.scoring import FLOOR_SLACK
+from farm.sol import UnsupportedWorkload, sol_bound
+from farm.sol import floor_ms as sol_floor_ms
 from farm.suite.loader import Suite, available_suites, load_suite
 from farm.suite.model import Problem, Workload
 
 log = logging.getLogger(__name__)
-
-HARDWARE_CLASSES = (
-    "nvidia-a100",
-    "nvidia-h100",
-    "nvidia-h200",
-    "nvidia-b200",
-    "amd-mi300x",
-    "amd-mi325x",
-    "amd-mi355x",
-    "npu-sim-v1",
-)
+# what the core raises for a name it does not know or a workload a class cannot run
+UNRESOLVABLE = (FarmError, UnsupportedWorkload)
 _BASE_LANGUAGES = ("pytorch", "triton")
 _VENDOR_LANGUAGES = {"nvidia": ("cuda",), "amd": ("hip",)}
 _VENDOR_DEVICE = {"nvidia": "cuda", "amd": "rocm", "npu": "npu-sim", "cpu": "cpu"}
@@ -50,38 +47,18 @@ def languages_for(vendor: str) -> list[str]:
     return [*_BASE_LANGUAGES, *_VENDOR_LANGUAGES.get(vendor, ())]
 
 
-def _specs_module() -> Any:
-    try:
-        from farm.hardware import specs
-    except ImportError:
-        log.warning("farm.hardware.specs is not installed: hardware classes carry no peaks")
-        return None
-    return specs
-
-
 @cache
-def hardware_spec(name: str) -> Any:
-    specs = _specs_module()
-    if specs is None:
-        return None
+def hardware_spec(name: str) -> HardwareSpec | None:
+    """The spec of hardware class `name`; None for a class the spec table does not know."""
     try:
         return specs.get_spec(name)
-    except Exception:  # an unknown class: no figures rather than no server
+    except FarmError:
         log.warning("no hardware spec for %s", name)
         return None
 
 
 def hardware_names() -> list[str]:
-    specs = _specs_module()
-    names = set(HARDWARE_CLASSES)
-    if specs is not None:
-        names |= {getattr(s, "name", str(s)) for s in _all_specs(specs)}
-    return sorted(names)
-
-
-def _all_specs(specs: Any) -> list[Any]:
-    found = specs.all_specs()
-    return list(found.values()) if isinstance(found, dict) else list(found)
+    return sorted(spec.name for spec in specs.all_specs())
 
 
 def spec_json(spec: Any) -> dict[str, Any]:
@@ -110,61 +87,38 @@ def _key(key: Any) -> str:
 
 
 def sol_ms(problem: Problem, workload: Workload, hardware: str) -> dict[str, Any] | None:
-    """The SOL bound of one workload on `hardware` as JSON, or None when it cannot be computed."""
+    """The SOL bound of one workload on `hardware` as JSON; None when the problem cannot run
+    there (an unknown class, a feature or dtype the hardware lacks: UNRESOLVABLE)."""
     spec = hardware_spec(hardware)
     if spec is None:
         return None
     try:
-        from farm.sol import sol_bound
-
         bound = sol_bound(problem, workload, spec)
-    except ImportError:
-        return None
-    except Exception as exc:  # e.g. a dtype the hardware lacks
+    except UNRESOLVABLE as exc:
         log.debug("no SOL for %s/%s on %s: %s", problem.name, workload.id, hardware, exc)
         return None
     return {
         "workload": workload.id,
         "time_ms": bound.time_ms,
-        "compute_ms": getattr(bound, "compute_ms", None),
-        "memory_ms": getattr(bound, "memory_ms", None),
-        "bound": getattr(bound, "bound", None),
+        "compute_ms": bound.compute_ms,
+        "memory_ms": bound.memory_ms,
+        "bound": bound.bound,
     }
 
 
-def floor_ms(problem: Problem, workload: Workload, hardware: str) -> float | None:
+def floor_ms(problem: Problem, workload: Workload, hardware: str) -> float:
     """The time (ms) below which a workload's time is impossible on `hardware`:
-    farm.sol.floor_ms (SOL less the output bytes the last-level cache can hold) x FLOOR_SLACK.
-    None when it cannot be computed (the check is then skipped)."""
-    spec = hardware_spec(hardware)
-    slack = floor_slack()
-    if spec is None or slack is None:
-        return None
-    try:
-        from farm.sol import floor_ms as sol_floor_ms
-
-        return float(sol_floor_ms(problem, workload, spec)) * slack
-    except Exception as exc:
-        log.debug("no floor for %s/%s on %s: %s", problem.name, workload.id, hardware, exc)
-        return None
-
-
-def floor_slack() -> float | None:
-    """farm.scoring.FLOOR_SLACK: times below SOL x this are physically impossible."""
-    try:
-        from farm.scoring import FLOOR_SLACK
-    except ImportError:
-        log.warning("farm.scoring is not installed: the roofline floor is not checked")
-        return None
-    return float(FLOOR_SLACK)
+    farm.sol.floor_ms (SOL less the output bytes the last-level cache can hold) x
+    farm.scoring.FLOOR_SLACK. Raises one of UNRESOLVABLE when it cannot be computed (an unknown
+    class, a feature or dtype the hardware lacks)."""
+    spec = specs.get_spec(hardware)
+    return float(sol_floor_ms(problem, workload, spec)) * FLOOR_SLACK
 
 
 @functools.lru_cache(maxsize=16)
 def suite_pinned(name: str, suite_hash: str) -> Suite | None:
     """The suite `name` as pinned with `suite_hash` (verified), or None when the copy on disk
     is missing, broken or pinned differently (the database is then behind `sync_suites`)."""
-    from farm.errors import FarmError
-
     try:
         suite = suite_load(name)
     except FarmError as exc:

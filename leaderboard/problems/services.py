@@ -58,7 +58,7 @@ def suite_sync(*, farm_suite: FarmSuite, hardware: list[HardwareClass]) -> Suite
     return suite
 
 
-def _sol_table(problem, hardware: list[HardwareClass]) -> dict:  # type: ignore[no-untyped-def]
+def _sol_table(problem, hardware: list[HardwareClass]) -> dict:
     table = {}
     for hw in hardware:
         rows = [farm_bridge.sol_ms(problem, w, hw.name) for w in problem.workloads]

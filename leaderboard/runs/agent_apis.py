@@ -1,4 +1,5 @@
-"""Node-facing run endpoints (/api/agent/runs/<id>/...), authenticated by node token."""
+"""Node-facing run endpoints (/api/agent/runs/<id>/...), authenticated by node token; the
+result post is judgement (leaderboard.judging.apis)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,6 @@ from leaderboard.runs.models import Run
 from leaderboard.runs.services import (
     run_check_upload,
     run_claim,
-    run_failure_record,
-    run_result_record,
     run_source_for_claim,
     run_start,
 )
@@ -88,14 +87,14 @@ class ClaimApi(AgentApi):
     """Claim a queued run: exactly one node wins (200 with the job); others get 409."""
 
     @extend_schema(request=None, responses={200: JobOutput})
-    def post(self, request, run_id: int):  # type: ignore[no-untyped-def]
+    def post(self, request, run_id: int):
         text = run_source_for_claim(run_id=run_id, node=request.auth)
         run = run_claim(run_id=run_id, node=request.auth)
         run = Run.objects.select_related("submission__source", "problem").get(pk=run.pk)
         return Response(job(run, source=text))
 
 
-def _state(run: Run, duplicate: bool = False) -> dict:
+def run_state(run: Run, duplicate: bool = False) -> dict:
     result = getattr(run, "result", None) if run.state in Run.TERMINAL else None
     return {
         "run": run.pk,
@@ -111,63 +110,11 @@ class StartApi(AgentApi):
     """claimed -> running (idempotent for the holder)."""
 
     @extend_schema(request=AttemptInput, responses={200: StateOutput})
-    def post(self, request, run_id: int):  # type: ignore[no-untyped-def]
+    def post(self, request, run_id: int):
         data = AttemptInput(data=request.data)
         data.is_valid(raise_exception=True)
         run = run_start(run_id=run_id, node=request.auth, attempt=data.validated_data["attempt"])
-        return Response(_state(run))
-
-
-class FailureInput(serializers.Serializer):
-    code = serializers.RegexField(
-        r"^[A-Z][A-Z0-9_]{0,49}$", help_text="UPPER_SNAKE, e.g. SANDBOX_CRASH"
-    )
-    detail = serializers.CharField(max_length=10000)
-    retryable = serializers.BooleanField(default=False)
-
-
-class ResultInput(AttemptInput):
-    result = serializers.JSONField(required=False, help_text="a farm.result/1 document")
-    failure = FailureInput(
-        required=False, help_text="instead of `result`: the run could not be evaluated"
-    )
-    artifacts = serializers.ListField(
-        child=serializers.CharField(max_length=64),
-        required=False,
-        default=list,
-        max_length=len(ARTIFACT_TYPES),
-        help_text="the artifacts uploaded for this attempt",
-    )
-
-    def validate(self, attrs):  # type: ignore[no-untyped-def]
-        if ("result" in attrs) == ("failure" in attrs):
-            raise serializers.ValidationError("send exactly one of `result` or `failure`")
-        return attrs
-
-
-class ResultApi(AgentApi):
-    """Report a run's result document (or a failure). Idempotent: the same post again returns
-    the stored outcome with duplicate=true and changes nothing."""
-
-    @extend_schema(request=ResultInput, responses={200: StateOutput})
-    def post(self, request, run_id: int):  # type: ignore[no-untyped-def]
-        data = ResultInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
-        if "failure" in v:
-            recorded = run_failure_record(
-                run_id=run_id, node=request.auth, attempt=v["attempt"], **v["failure"]
-            )
-        else:
-            recorded = run_result_record(
-                run_id=run_id,
-                node=request.auth,
-                attempt=v["attempt"],
-                document=v["result"],
-                artifacts=v["artifacts"],
-            )
-        run = Run.objects.select_related("result").get(pk=recorded.run.pk)
-        return Response(_state(run, recorded.duplicate))
+        return Response(run_state(run))
 
 
 class ArtifactUrlApi(AgentApi):
@@ -196,7 +143,7 @@ class ArtifactUrlApi(AgentApi):
             )
         },
     )
-    def post(self, request, run_id: int):  # type: ignore[no-untyped-def]
+    def post(self, request, run_id: int):
         data = self.ArtifactUrlInput(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data

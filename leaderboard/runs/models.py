@@ -4,6 +4,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+LOST = "LOST"  # failure code of a run taken back from a node that stopped heartbeating
+
 
 class Run(models.Model):
     """One evaluation of a submission on one hardware class in one mode.
@@ -14,7 +16,7 @@ class Run(models.Model):
 
     An audit run (`audit_of` set) re-evaluates a leaderboard run that would take first place on
     its board, on another node of the class; the audited run's `audit` says where that stands
-    (leaderboard.runs.audits). Audit runs never count on a board themselves.
+    (leaderboard.judging.audits). Audit runs never count on a board themselves.
     """
 
     class State(models.TextChoices):
@@ -103,6 +105,18 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.pk} ({self.hardware_id}, {self.state})"
+
+    def lost_unclaimed(self) -> bool:
+        """Taken back as LOST and not claimed by any node since."""
+        taken_back = self.state == Run.State.QUEUED or (
+            self.state == Run.State.FAILED and not self.audit_of_id
+        )
+        return taken_back and self.failure_code == LOST
+
+    def attempt_open(self, attempt: int) -> bool:
+        """What `attempt` produces (its result, its artifacts) may still arrive: it is the run's
+        latest attempt, and the run is active or was taken back as LOST and not claimed since."""
+        return self.attempt == attempt and (self.state in Run.ACTIVE or self.lost_unclaimed())
 
 
 class Result(models.Model):

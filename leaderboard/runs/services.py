@@ -1,4 +1,5 @@
-"""Writes on runs: creation and dispatch, claims, results, failures, and the reaper.
+"""Writes on runs: creation and dispatch, claims, failures, the reaper and the resends.
+Recording a result is judgement, one layer up (leaderboard.judging.services).
 
 Every state change is a conditional UPDATE (or runs under SELECT ... FOR UPDATE), so that a
 second claim, a retried post or a late post from a node presumed dead never counts twice.
@@ -6,12 +7,9 @@ second claim, a retried post or a late post from a node presumed dead never coun
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -19,19 +17,19 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from farm.queues import hardware_queue
-from farm.result import ResultSchemaError, validate
 from leaderboard import metrics
-from leaderboard.boards.services import board_entry_refresh_for_run
+from leaderboard.artifacts.services import source_text
+from leaderboard.artifacts.store import ArtifactStoreError
+from leaderboard.celery import app
 from leaderboard.nodes.models import Node
+from leaderboard.nodes.reception import reception_dead_cutoff
 from leaderboard.problems.models import HardwareClass
-from leaderboard.runs import audits
-from leaderboard.runs.judge import judge
-from leaderboard.runs.models import Result, Run, WorkloadResult
-from leaderboard.submissions.models import Source
+from leaderboard.runs import routing
+from leaderboard.runs.models import LOST, Run
+from leaderboard.runs.signals import run_failed
 
 log = logging.getLogger(__name__)
 AGENT_TASK = "farm.agent.evaluate_run"
-LOST = "LOST"
 SOURCE_MISSING = "SOURCE_MISSING"
 
 
@@ -61,7 +59,7 @@ class Recorded:
     duplicate: bool
 
 
-def runs_create(*, submission, hardware: list[HardwareClass]) -> list[Run]:  # type: ignore[no-untyped-def]
+def runs_create(*, submission, hardware: list[HardwareClass]) -> list[Run]:
     """One queued run per hardware class; they are sent to the broker after the commit."""
     runs = Run.objects.bulk_create(
         [
@@ -82,19 +80,17 @@ def runs_create(*, submission, hardware: list[HardwareClass]) -> list[Run]:  # t
 
 def runs_send(*, run_ids: list[int]) -> int:
     """Hand queued runs to the broker (task `farm.agent.evaluate_run` on queue `hw.<class>`; an
-    audit run goes to the queue of the node chosen for it, see leaderboard.runs.audits).
+    audit run goes to the queue of the node chosen for it, see leaderboard.runs.routing).
 
     A run that cannot be sent stays queued with no `sent_at`; the periodic resend finds it.
     """
-    from leaderboard.celery import app
-
     sent = 0
     rows = Run.objects.filter(id__in=run_ids, state=Run.State.QUEUED).only(
         "id", "hardware_id", "mode", "audit_of_id"
     )
     for run in rows:
         run_id, hardware = run.pk, run.hardware_id
-        queue = audits.audit_queue(run) if run.audit_of_id else hardware_queue(hardware)
+        queue = routing.audit_queue(run) if run.audit_of_id else hardware_queue(hardware)
         if queue is None:
             log.info("audit run %s waits: no other online %s node", run_id, hardware)
             continue
@@ -134,7 +130,7 @@ def run_claim(*, run_id: int, node: Node) -> Run:
     served = list(node.hardware.filter(name__in=allowed).values_list("name", flat=True))
     # The audit check stays out of the UPDATE: a join there would turn it into a subquery, whose
     # rows PostgreSQL does not re-check after waiting for a concurrent claim's row lock.
-    refused = audits.audit_claim_refused(run_id, node)
+    refused = routing.audit_claim_refused(run_id, node)
     won = (not refused) and Run.objects.filter(
         id=run_id, state=Run.State.QUEUED, hardware_id__in=served
     ).update(
@@ -171,9 +167,6 @@ def run_source_for_claim(*, run_id: int, node: Node) -> str | None:
     A source missing from storage is permanent: the run fails as SOURCE_MISSING without an
     attempt spent, the source is marked for repair (re-submitting the same text stores it
     again), and RunConflict tells the node to drop the job."""
-    from leaderboard.artifacts.services import source_text
-    from leaderboard.artifacts.store import ArtifactStoreError
-
     run = Run.objects.select_related("submission__source").filter(id=run_id).first()
     if run is None:
         raise RunNotFound(f"run {run_id} does not exist; drop the job")
@@ -190,12 +183,10 @@ def run_source_for_claim(*, run_id: int, node: Node) -> str | None:
         "again to restore it"
     )
     with transaction.atomic():
-        locked = _get(run_id, lock=True)
+        locked = run_get(run_id, lock=True)
         if locked.state == Run.State.QUEUED:
             _release(locked, code=SOURCE_MISSING, detail=detail, retry=False)
-        Source.objects.filter(sha256=source.sha256, pending_text__isnull=True).update(
-            stored_at=None
-        )
+        source.mark_missing()
     raise RunConflict(f"run {run_id} failed: {detail}; drop the job")
 
 
@@ -204,14 +195,14 @@ def run_start(*, run_id: int, node: Node, attempt: int) -> Run:
     Run.objects.filter(id=run_id, node=node, attempt=attempt, state=Run.State.CLAIMED).update(
         state=Run.State.RUNNING, started_at=timezone.now()
     )
-    run = _get(run_id)
-    _check_holder(run, node, attempt)
+    run = run_get(run_id)
+    check_holder(run, node, attempt)
     if run.state != Run.State.RUNNING:
         raise RunConflict(f"run {run_id} is {run.state}; it cannot start")
     return run
 
 
-def _get(run_id: int, *, lock: bool = False) -> Run:
+def run_get(run_id: int, *, lock: bool = False) -> Run:
     qs = Run.objects.select_for_update() if lock else Run.objects
     run = qs.filter(id=run_id).first()
     if run is None:
@@ -228,38 +219,26 @@ def _check_attempt_holder(run: Run, node: Node, attempt: int) -> None:
         )
 
 
-def _late_result_welcome(run: Run, node: Node, attempt: int) -> bool:
+def late_result_welcome(run: Run, node: Node, attempt: int) -> bool:
     """A result from the holder of the latest attempt after the run was taken back as LOST
     (the server, not the node, was unreachable) is kept while no other node holds the run."""
-    return run.attempt_node_id == node.pk and run.attempt == attempt and _lost_unclaimed(run)
-
-
-def _lost_unclaimed(run: Run) -> bool:
-    return (
-        run.state == Run.State.QUEUED or (run.state == Run.State.FAILED and not run.audit_of_id)
-    ) and run.failure_code == LOST
-
-
-def run_attempt_open(*, run: Run, attempt: int) -> bool:
-    """What `attempt` produces (its result, its artifacts) may still arrive: it is the run's
-    latest attempt, and the run is active or was taken back as LOST and not claimed since."""
-    return run.attempt == attempt and (run.state in Run.ACTIVE or _lost_unclaimed(run))
+    return run.attempt_node_id == node.pk and run.attempt == attempt and run.lost_unclaimed()
 
 
 def run_check_upload(*, run_id: int, node: Node, attempt: int) -> Run:
     """The run, when the node may upload artifacts of `attempt` now: it holds the attempt and
     no result is recorded yet (or its late result would be welcome). Raises RunForbidden /
     RunConflict otherwise: an upload after the result could rewrite what was recorded."""
-    run = _get(run_id)
-    if _late_result_welcome(run, node, attempt):
+    run = run_get(run_id)
+    if late_result_welcome(run, node, attempt):
         return run
-    _check_holder(run, node, attempt)
+    check_holder(run, node, attempt)
     if run.state not in Run.ACTIVE:
         raise RunConflict(f"run {run_id} is {run.state}; its artifacts can no longer change")
     return run
 
 
-def _check_holder(run: Run, node: Node, attempt: int) -> None:
+def check_holder(run: Run, node: Node, attempt: int) -> None:
     if run.node_id != node.pk:
         raise RunForbidden(
             f"run {run.pk} is not held by this node (it was never claimed by it, or it was "
@@ -272,111 +251,13 @@ def _check_holder(run: Run, node: Node, attempt: int) -> None:
         )
 
 
-def document_digest(document: dict[str, Any]) -> str:
-    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    if "\\u0000" in canonical:
-        raise ValueError("strings must not contain NUL characters (\\u0000)")
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def run_result_record(
-    *, run_id: int, node: Node, attempt: int, document: Any, artifacts: list[str] | None = None
-) -> Recorded:
-    """Store a node's result once. The same post again returns the stored one (duplicate)."""
-    try:
-        validate(document)
-        digest = document_digest(document)
-    except (ResultSchemaError, ValueError) as exc:
-        raise ResultInvalid(f"result document: {exc}") from None
-    with transaction.atomic():
-        run = _get(run_id, lock=True)
-        previous = Result.objects.filter(run=run).first()
-        if previous is not None and previous.node_id == node.pk and previous.attempt == attempt:
-            if previous.digest == digest:
-                return Recorded(run=run, duplicate=True)
-            raise RunConflict(f"run {run_id} already has a different result for attempt {attempt}")
-        if not _late_result_welcome(run, node, attempt):
-            _check_holder(run, node, attempt)
-            if run.state not in Run.ACTIVE:
-                raise RunConflict(f"run {run_id} is {run.state}; the result was not recorded")
-        _check_about(run, document)
-        _store(run, node, attempt, document, digest)
-        if artifacts:
-            from leaderboard.artifacts.services import artifacts_mark_reported
-
-            artifacts_mark_reported(run=run, names=artifacts)
-    return Recorded(run=run, duplicate=False)
-
-
-def _check_about(run: Run, document: dict[str, Any]) -> None:
-    expected = {"problem": run.problem.name, "hardware": run.hardware_id, "mode": run.mode}
-    for key, value in expected.items():
-        if document[key] != value:
-            raise ResultInvalid(
-                f"result.{key}: is {document[key]!r}, but run {run.pk} is {value!r}"
-            )
-
-
-def _store(run: Run, node: Node, attempt: int, document: dict[str, Any], digest: str) -> None:
-    submission = run.submission
-    j = judge(
-        document=document,
-        suite=submission.suite_id,
-        suite_hash=submission.suite_hash,
-        problem=run.problem.name,
-        hardware=run.hardware_id,
-    )
-    score = document["score"].get("sol_score") if j.verdict == "PASSED" else None
-    result = Result.objects.create(
-        run=run,
-        node=node,
-        attempt=attempt,
-        document=document,
-        digest=digest,
-        verdict=j.verdict,
-        sol_score=score,
-        server_reasons=j.reasons,
-        secret_passed=_secret_passed(j.rows),
-    )
-    WorkloadResult.objects.bulk_create([WorkloadResult(result=result, **row) for row in j.rows])
-    now = timezone.now()
-    run.state = Run.State.DONE if j.suite_ok else Run.State.FAILED
-    run.verdict, run.sol_score, run.finished_at = j.verdict, score, now
-    run.node = node  # a late result (see _late_result_welcome) comes from a released run
-    run.failure_code = "" if j.suite_ok else "SUITE_HASH_MISMATCH"
-    run.failure_detail = "" if j.suite_ok else j.reasons[0]["detail"]
-    run.save(
-        update_fields=[
-            "state",
-            "node",
-            "verdict",
-            "sol_score",
-            "finished_at",
-            "failure_code",
-            "failure_detail",
-        ]
-    )
-    if run.audit_of_id:
-        audits.audit_conclude(run)  # the audit run shares its board and user with `run`
-    elif audits.audit_wanted(run):
-        audits.audit_start(run)
-    board_entry_refresh_for_run(run=run)
-    latency = (now - run.created_at).total_seconds()
-    transaction.on_commit(lambda: metrics.run_finished(run.hardware_id, j.verdict, latency))
-
-
-def _secret_passed(rows: list[dict[str, Any]]) -> bool:
-    secret = [row for row in rows if row["secret"]]
-    return bool(secret) and all(row["status"] == "PASSED" for row in secret)
-
-
 def run_failure_record(
     *, run_id: int, node: Node, attempt: int, code: str, detail: str, retryable: bool
 ) -> Recorded:
     """A node could not evaluate the run (sandbox crash, ...): requeue it when `retryable` and
     attempts remain, else fail it. Repeating the same report is harmless."""
     with transaction.atomic():
-        run = _get(run_id, lock=True)
+        run = run_get(run_id, lock=True)
         _check_attempt_holder(run, node, attempt)
         if (
             run.attempt == attempt
@@ -384,7 +265,7 @@ def run_failure_record(
             and run.state in (Run.State.QUEUED, Run.State.FAILED)
         ):
             return Recorded(run=run, duplicate=True)
-        _check_holder(run, node, attempt)
+        check_holder(run, node, attempt)
         if run.state not in Run.ACTIVE:
             raise RunConflict(f"run {run_id} is {run.state}; the failure was not recorded")
         _release(run, code=code, detail=detail, retry=retryable)
@@ -394,7 +275,8 @@ def run_failure_record(
 def _release(run: Run, *, code: str, detail: str, retry: bool) -> None:
     """Requeue (when allowed and attempts remain) or fail an active run; caller holds the lock."""
     run.failure_code, run.failure_detail = code[:50], detail
-    if retry and run.attempt < settings.FARM_MAX_ATTEMPTS:
+    failed = not (retry and run.attempt < settings.FARM_MAX_ATTEMPTS)
+    if not failed:
         run.state, run.node, run.sent_at = Run.State.QUEUED, None, None
         run_id = run.pk
         transaction.on_commit(lambda: runs_send(run_ids=[run_id]))
@@ -402,12 +284,12 @@ def _release(run: Run, *, code: str, detail: str, retry: bool) -> None:
         run.state, run.finished_at = Run.State.FAILED, timezone.now()
         if retry:
             run.failure_detail = f"{detail} (gave up after {run.attempt} attempts)"
-        if run.audit_of_id:
-            audits.audit_abandon(run, f"{run.failure_code}: {run.failure_detail}")
         transaction.on_commit(lambda: metrics.run_finished(run.hardware_id, code, None))
     run.save(
         update_fields=["state", "node", "sent_at", "finished_at", "failure_code", "failure_detail"]
     )
+    if failed:
+        run_failed.send(sender=Run, run=run, reason=f"{run.failure_code}: {run.failure_detail}")
 
 
 def run_mark_lost(*, run_id: int, node_id: int | None) -> bool:
@@ -418,7 +300,7 @@ def run_mark_lost(*, run_id: int, node_id: int | None) -> bool:
         )
         if not lost:
             return False
-        run = _get(run_id, lock=True)
+        run = run_get(run_id, lock=True)
         _release(run, code=LOST, detail="the node stopped heartbeating during the run", retry=True)
     return True
 
@@ -443,8 +325,6 @@ def runs_reap() -> int:
 
     Nothing is presumed while the server itself could not hear heartbeats for a whole window
     (leaderboard.nodes.reception): an outage of the web tier is not the nodes' failure."""
-    from leaderboard.nodes.reception import reception_dead_cutoff
-
     cutoff = reception_dead_cutoff()
     if cutoff is None:
         return 0
@@ -458,36 +338,3 @@ def runs_reap() -> int:
         .filter(claimed_at__lt=cutoff)
     )
     return sum(run_mark_lost(run_id=i, node_id=n) for i, n in stale.values_list("id", "node_id"))
-
-
-def runs_requeue(*, run_ids: list[int]) -> int:
-    """Operator action: put finished or failed runs back in the queue (their result is deleted).
-
-    A requeued run loses its audit (its next result is judged afresh); a requeued audit run puts
-    the run it audits back to pending."""
-    with transaction.atomic():
-        Run.objects.filter(audit_of_id__in=run_ids).delete()
-        Run.objects.filter(id__in=run_ids).update(audit=Run.Audit.NONE, audit_detail="")
-        Run.objects.filter(audit_run__id__in=run_ids).exclude(id__in=run_ids).update(
-            audit=Run.Audit.PENDING, audit_detail="the audit is being re-run"
-        )
-        Result.objects.filter(run_id__in=run_ids).delete()
-        n = (
-            Run.objects.filter(id__in=run_ids)
-            .exclude(state__in=Run.ACTIVE)
-            .update(
-                state=Run.State.QUEUED,
-                node=None,
-                sent_at=None,
-                verdict="",
-                sol_score=None,
-                finished_at=None,
-                failure_code="",
-                failure_detail="",
-            )
-        )
-        from leaderboard.boards.services import board_entries_refresh_for_runs
-
-        board_entries_refresh_for_runs(run_ids=run_ids)
-        transaction.on_commit(lambda: runs_send(run_ids=run_ids))
-    return n

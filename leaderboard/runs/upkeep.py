@@ -1,14 +1,12 @@
-"""Periodic upkeep run by Celery beat (schedule in leaderboard/celery.py):
+"""Periodic upkeep of runs, run by Celery beat (schedule in leaderboard/celery.py; the boards'
+and the nodes' own upkeep is in their apps' tasks):
 
 - `runs_resend_stale` hands queued runs back to the broker when their message is long overdue
   (a broker restarted without persistence loses its queues; a message rejected once too often
   is gone). A second message for a run is harmless: the claim is conditional, one node wins.
-- `boards_recompute` rebuilds every board entry from the runs (repairs any drift).
 - `runs_reap_unreported` takes back the active runs of a live node that its heartbeats have not
   listed for FARM_NODE_DEAD_AFTER_S (an agent that crashed and came back under the same token:
   the node is alive, its old runs are not; runs_reap alone would never see them).
-- `nodes_mark_stale` clears the current runs of nodes that stopped heartbeating, so the node list
-  shows them idle and offline (their runs are reaped by runs_reap).
 """
 
 from __future__ import annotations
@@ -18,7 +16,6 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from leaderboard.nodes.models import Node
 from leaderboard.runs.models import Run
 from leaderboard.runs.services import run_mark_lost, runs_send
 
@@ -33,32 +30,6 @@ def runs_resend_stale(*, older_than_s: int | None = None) -> int:
         ]
     )
     return runs_send(run_ids=ids) if ids else 0
-
-
-def boards_recompute() -> int:
-    """Refresh every (problem, hardware, user) that has leaderboard runs; returns how many."""
-    from leaderboard.boards.services import board_entry_refresh
-
-    keys = (
-        Run.objects.filter(mode="leaderboard")
-        .values_list("problem_id", "hardware_id", "user_id")
-        .distinct()
-    )
-    n = 0
-    for problem_id, hardware_id, user_id in keys:
-        board_entry_refresh(problem_id=problem_id, hardware_id=hardware_id, user_id=user_id)
-        n += 1
-    return n
-
-
-def nodes_mark_stale() -> int:
-    """Nodes silent for longer than FARM_NODE_DEAD_AFTER_S hold no current runs."""
-    cutoff = timezone.now() - timedelta(seconds=settings.FARM_NODE_DEAD_AFTER_S)
-    return (
-        Node.objects.filter(last_heartbeat__lt=cutoff)
-        .exclude(current_runs=[])
-        .update(current_runs=[])
-    )
 
 
 def runs_reap_unreported() -> int:

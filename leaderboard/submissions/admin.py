@@ -33,18 +33,18 @@ class SubmissionAdmin(admin.ModelAdmin):
     actions = ["mark_hacked", "unmark_hacked"]
 
     @admin.action(description="Mark hacked (off every board; evidence kept)")
-    def mark_hacked(self, request, queryset) -> None:  # type: ignore[no-untyped-def]
+    def mark_hacked(self, request, queryset) -> None:
         for submission in queryset:
             submission_mark_hacked(
                 submission=submission, hacked=True, note=f"marked by {request.user}"
             )
 
     @admin.action(description="Unmark hacked")
-    def unmark_hacked(self, request, queryset) -> None:  # type: ignore[no-untyped-def]
+    def unmark_hacked(self, request, queryset) -> None:
         for submission in queryset:
             submission_mark_hacked(submission=submission, hacked=False)
 
-    def save_model(self, request, obj, form, change) -> None:  # type: ignore[no-untyped-def]
+    def save_model(self, request, obj, form, change) -> None:
         if change and "hacked" in form.changed_data:
             submission_mark_hacked(submission=obj, hacked=obj.hacked, note=obj.hacked_note)
         else:

@@ -132,8 +132,8 @@ class SubmissionOutput(serializers.ModelSerializer):
     def _runs(self, obj: Submission) -> list[Run]:
         if not hasattr(obj, "_run_list"):
             runs = [r for r in obj.runs.all() if r.audit_of_id is None]  # audit runs: not listed
-            obj._run_list = sorted(runs, key=lambda r: r.hardware_id)  # type: ignore[attr-defined]
-        return obj._run_list  # type: ignore[attr-defined]
+            obj._run_list = sorted(runs, key=lambda r: r.hardware_id)
+        return obj._run_list
 
     @extend_schema_field(serializers.ChoiceField(choices=["queued", "running", "done", "failed"]))
     def get_state(self, obj: Submission) -> str:
@@ -195,7 +195,7 @@ def _run_summary(row: dict[str, Any], paths: dict[str, str], visible: bool) -> d
     return out
 
 
-def submission_status_json(request, submission_id: int) -> dict[str, Any] | None:  # type: ignore[no-untyped-def]
+def submission_status_json(request, submission_id: int) -> dict[str, Any] | None:
     """What SubmissionOutput gives for one submission, for the status read (the API's most
     frequent request), from plain rows instead of model instances and DRF fields: the same
     fields, a fraction of the CPU. The fields are those of SubmissionOutput and RunSummary, so
@@ -258,14 +258,14 @@ class SubmissionListCreateApi(APIView):
     parser_classes = [StorableJSONParser, StorableMultiPartParser, StorableFormParser]
     throttle_classes = [HardwareQuotaThrottle]
 
-    def throttled(self, request, wait):  # type: ignore[no-untyped-def]
+    def throttled(self, request, wait):
         raise exceptions.Throttled(wait, detail=getattr(request, "quota_detail", None))
 
     @extend_schema(
         operation_id="submissions_list",  # a page of submissions, not one (submissions_retrieve)
         responses=cursor_page("SubmissionPage", SubmissionOutput(many=True)),
     )
-    def get(self, request):  # type: ignore[no-untyped-def]
+    def get(self, request):
         paginator = SubmissionPagination()
         page = paginator.paginate_queryset(
             submissions_own(user=request.user).prefetch_related("runs"), request
@@ -280,7 +280,7 @@ class SubmissionListCreateApi(APIView):
         description='Body: one submission, or {"submissions": [...]} for a batch '
         '(the response is then {"submissions": [...]}).',
     )
-    def post(self, request):  # type: ignore[no-untyped-def]
+    def post(self, request):
         batch = isinstance(request.data, dict) and "submissions" in request.data
         if batch:
             checked = self._batch(request.data)
@@ -321,7 +321,7 @@ class SubmissionListCreateApi(APIView):
         return checked
 
 
-def _visible_submission(request, submission_id: int) -> Submission:  # type: ignore[no-untyped-def]
+def _visible_submission(request, submission_id: int) -> Submission:
     submission = submissions_visible(user=request.user).filter(pk=submission_id).first()
     if submission is None:
         raise exceptions.NotFound(
@@ -336,7 +336,7 @@ class SubmissionDetailApi(APIView):
     permission_classes: list = []
 
     @extend_schema(responses=SubmissionOutput)
-    def get(self, request, submission_id: int):  # type: ignore[no-untyped-def]
+    def get(self, request, submission_id: int):
         body = submission_status_json(request, submission_id)
         if body is None:
             raise exceptions.NotFound(
@@ -351,7 +351,7 @@ class SubmissionSourceApi(APIView):
     permission_classes: list = []
 
     @extend_schema(responses={(200, "text/plain"): OpenApiTypes.STR})
-    def get(self, request, submission_id: int):  # type: ignore[no-untyped-def]
+    def get(self, request, submission_id: int):
         submission = _visible_submission(request, submission_id)
         if not source_visible(submission=submission, user=request.user):
             raise exceptions.PermissionDenied("the source is visible to its owner and admins only")
@@ -369,7 +369,7 @@ class SubmissionHackedApi(APIView):
         note = serializers.CharField(required=False, default="", allow_blank=True)
 
     @extend_schema(request=HackedInput, responses=SubmissionOutput)
-    def post(self, request, submission_id: int):  # type: ignore[no-untyped-def]
+    def post(self, request, submission_id: int):
         data = self.HackedInput(data=request.data)
         data.is_valid(raise_exception=True)
         submission = Submission.objects.filter(pk=submission_id).first()

@@ -23,6 +23,11 @@ class Source(models.Model):
     def key(self) -> str:
         return f"sources/{self.sha256[:2]}/{self.sha256}.py"
 
+    def mark_missing(self) -> None:
+        """Artifact storage lost the text: the next submission of the same text stores it again
+        (unless that submission already put the text back in the database)."""
+        Source.objects.filter(sha256=self.sha256, pending_text__isnull=True).update(stored_at=None)
+
     def __str__(self) -> str:
         return self.sha256[:12]
 

@@ -14,7 +14,7 @@ from leaderboard.runs.models import Run
 from leaderboard.submissions.models import Submission
 
 
-def _visible_to(user) -> Q:  # type: ignore[no-untyped-def]
+def _visible_to(user) -> Q:
     """Staff see all; a user sees their own and everyone's non-private submissions."""
     if user.is_staff:
         return Q()
@@ -23,12 +23,12 @@ def _visible_to(user) -> Q:  # type: ignore[no-untyped-def]
     return Q(private=False)
 
 
-def _may_see(user, *, owner_id: int, private: bool) -> bool:  # type: ignore[no-untyped-def]
+def _may_see(user, *, owner_id: int, private: bool) -> bool:
     """_visible_to for one submission's columns."""
     return not private or user.is_staff or (user.is_authenticated and user.pk == owner_id)
 
 
-def submissions_visible(*, user) -> QuerySet[Submission]:  # type: ignore[no-untyped-def]
+def submissions_visible(*, user) -> QuerySet[Submission]:
     """Staff see all; a user sees their own and everyone's non-private submissions."""
     qs = Submission.objects.select_related("problem", "suite", "user", "source").defer(
         "problem__sol_table", "problem__workloads", "problem__description", "source__pending_text"
@@ -36,7 +36,7 @@ def submissions_visible(*, user) -> QuerySet[Submission]:  # type: ignore[no-unt
     return qs.filter(_visible_to(user))
 
 
-def submission_status(  # type: ignore[no-untyped-def]
+def submission_status(
     *, user, submission_id: int, fields: Sequence[str], run_fields: Sequence[str]
 ) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
     """The submission's `fields` and its runs' `run_fields` (ORM paths such as
@@ -75,12 +75,12 @@ def _status_queries(
     return CompiledValues.of(submission, sub_cols), CompiledValues.of(runs, run_cols)
 
 
-def submissions_own(*, user) -> QuerySet[Submission]:  # type: ignore[no-untyped-def]
+def submissions_own(*, user) -> QuerySet[Submission]:
     qs = Submission.objects.select_related("problem", "suite", "user").order_by("-id")
     return qs if user.is_staff else qs.filter(user=user)
 
 
-def source_visible(*, submission: Submission, user) -> bool:  # type: ignore[no-untyped-def]
+def source_visible(*, submission: Submission, user) -> bool:
     """Owner and staff always; others when the submission is public and one of its boards
     has been made public by the board's owner."""
     return source_visible_for(
@@ -92,7 +92,7 @@ def source_visible(*, submission: Submission, user) -> bool:  # type: ignore[no-
     )
 
 
-def source_visible_for(  # type: ignore[no-untyped-def]
+def source_visible_for(
     *, user, owner_id: int, private: bool, problem_id: int, hardware: Iterable[str]
 ) -> bool:
     """source_visible for a submission given by its columns; `hardware` (its runs' classes)
@@ -131,6 +131,6 @@ def submission_state_of(*, states: set[str]) -> str:
     return "failed" if Run.State.FAILED in states else "done"
 
 
-def runs_visible(*, user) -> QuerySet[Run]:  # type: ignore[no-untyped-def]
+def runs_visible(*, user) -> QuerySet[Run]:
     qs = Run.objects.select_related("problem", "submission")
     return qs if user.is_staff else qs.filter(user=user)

@@ -8,7 +8,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard import metrics
+from leaderboard.boards.services import board_entries_refresh_for_runs
+from leaderboard.runs.services import runs_create
 from leaderboard.submissions.models import Source, Submission
+from leaderboard.submissions.sources import source_store_soon
 from leaderboard.submissions.throttles import quota_exceeded
 from leaderboard.submissions.validation import SubmissionRequest
 
@@ -35,16 +38,13 @@ def source_get_or_create(*, text: str) -> Source:
     return source
 
 
-def submissions_create(*, user, requests: list[SubmissionRequest]) -> list[Submission]:  # type: ignore[no-untyped-def]
+def submissions_create(*, user, requests: list[SubmissionRequest]) -> list[Submission]:
     """Create submissions and their runs in one transaction (all or nothing). After the
     commit, runs go to their hardware queues and new sources to artifact storage.
 
     The quota is checked here, under a lock on the user's row: one user's submissions are
     serialized, so two simultaneous requests cannot both pass a check made before either
     inserted its runs (the API's throttle is an early answer, this is the rule)."""
-    from leaderboard.artifacts.services import source_store_soon
-    from leaderboard.runs.services import runs_create
-
     created = []
     with transaction.atomic():
         get_user_model().objects.select_for_update().filter(pk=user.pk).exists()
@@ -76,8 +76,6 @@ def submissions_create(*, user, requests: list[SubmissionRequest]) -> list[Submi
 
 def submission_mark_hacked(*, submission: Submission, hacked: bool, note: str = "") -> Submission:
     """Take a submission off every board (or put it back); its runs and results are kept."""
-    from leaderboard.boards.services import board_entries_refresh_for_runs
-
     with transaction.atomic():
         submission.hacked = hacked
         submission.hacked_note = note

@@ -30,7 +30,7 @@ def requested_runs(data: Any) -> Counter[str]:
     return wanted
 
 
-def quota_exceeded(*, user, wanted: Counter[str]) -> tuple[float, str] | None:  # type: ignore[no-untyped-def]
+def quota_exceeded(*, user, wanted: Counter[str]) -> tuple[float, str] | None:
     """(seconds to wait, message) when queuing `wanted` runs would pass a quota, else None."""
     now = timezone.now()
     for hardware, count in wanted.items():
@@ -55,7 +55,7 @@ def quota_exceeded(*, user, wanted: Counter[str]) -> tuple[float, str] | None:  
     return None
 
 
-def _wait(recent: list, excess: int, now) -> float:  # type: ignore[no-untyped-def]
+def _wait(recent: list, excess: int, now) -> float:
     """Seconds until enough of the `recent` runs leave the window."""
     if excess > len(recent):
         return WINDOW.total_seconds()
@@ -66,7 +66,7 @@ class HardwareQuotaThrottle(BaseThrottle):
     def __init__(self) -> None:
         self.retry_after: float | None = None
 
-    def allow_request(self, request, view) -> bool:  # type: ignore[no-untyped-def]
+    def allow_request(self, request, view) -> bool:
         if request.method != "POST" or not request.user.is_authenticated:
             return True
         exceeded = quota_exceeded(user=request.user, wanted=requested_runs(request.data))

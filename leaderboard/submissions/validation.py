@@ -99,7 +99,7 @@ def submission_check(
     )
 
 
-def _lookup(errors: dict[str, list[str]], field: str, find):  # type: ignore[no-untyped-def]
+def _lookup(errors: dict[str, list[str]], field: str, find):
     try:
         return find()
     except NotFound as exc:

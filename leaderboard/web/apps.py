@@ -6,6 +6,7 @@ class WebConfig(AppConfig):
     label = "web"
 
     def ready(self) -> None:
-        from leaderboard import metrics, schema  # noqa: F401  (registers the OpenAPI extensions)
+        from leaderboard import schema  # noqa: F401  (registers the OpenAPI extensions)
+        from leaderboard.web import gauges
 
-        metrics.register()
+        gauges.register()

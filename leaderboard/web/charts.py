@@ -125,7 +125,7 @@ def si(value: float) -> str:
     return f"{value:g}"
 
 
-def _ticks(x_lo, x_hi, sx, sy, y_lo, y_hi) -> list[str]:  # type: ignore[no-untyped-def]
+def _ticks(x_lo, x_hi, sx, sy, y_lo, y_hi) -> list[str]:
     """A grid line and a label at every decade of both axes."""
     parts = []
     for x in decades(x_lo, x_hi):

@@ -22,7 +22,7 @@ class SubmitForm(forms.Form):
         required=False, initial=False, help_text="private submissions never appear on a board"
     )
 
-    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         problems = Problem.objects.order_by("suite_id", "name").values_list("suite_id", "name")
         self.fields["problem"].choices = [(f"{s}/{n}", f"{s} / {n}") for s, n in problems]

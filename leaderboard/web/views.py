@@ -20,7 +20,6 @@ from leaderboard.nodes.selectors import (
     hardware_unserved,
     node_list,
     node_status,
-    queue_depth_by_hardware,
 )
 from leaderboard.problems.models import Problem
 from leaderboard.problems.selectors import (
@@ -34,6 +33,7 @@ from leaderboard.problems.selectors import (
 )
 from leaderboard.runs.models import Result, Run
 from leaderboard.runs.redaction import document_redacted, failure_detail_redacted
+from leaderboard.runs.selectors import queue_depth_by_hardware
 from leaderboard.submissions.selectors import (
     source_visible,
     submission_runs,

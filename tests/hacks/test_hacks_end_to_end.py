@@ -8,14 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from farm.harness import supervisor
+
 HACKS = sorted(p for p in Path(__file__).parent.glob("*.py") if not p.name.startswith("test_"))
 HEADER = re.compile(r"^# (problem|expect): (\S+)", re.M)
-
-supervisor = pytest.importorskip(
-    "farm.harness.supervisor", reason="the harness (farm.harness.supervisor) is not there yet"
-)
-if not hasattr(supervisor, "evaluate"):
-    pytest.skip("farm.harness.supervisor has no evaluate() yet", allow_module_level=True)
 
 pytestmark = pytest.mark.slow
 

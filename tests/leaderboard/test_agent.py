@@ -281,6 +281,22 @@ def test_roofline_floor_rejects_impossible_times(clients, node, local_storage):
     assert run.sol_score is None
 
 
+def test_a_workload_the_server_cannot_resolve_holds_the_run(clients, node, local_storage):
+    """A PASSED time the server cannot check against the floor (its workload is not in the
+    server's copy of the suite) is kept, with a reason, and held off the board."""
+    run = queued_run(clients, hardware=[GPU])
+    r = finish(node, run, workloads=("big", "not-in-the-suite"))
+    assert r.status_code == 200
+    body = r.json()
+    codes = [reason["code"] for reason in body["server_reasons"]]
+    assert codes == ["UNCHECKED_WORKLOAD", "UNCHECKED_WORKLOAD"]  # public and secret copy
+    assert "not-in-the-suite" in body["server_reasons"][0]["detail"]
+    run.refresh_from_db()
+    assert run.state == "done" and Result.objects.filter(run=run).exists()
+    assert run.audit == Run.Audit.HELD
+    assert "could not check 2 workload time(s)" in run.audit_detail
+
+
 def test_artifacts_through_presigned_s3_urls(clients, node, s3):
     run = queued_run(clients)
     node.post(f"/api/agent/runs/{run.pk}/claim/")

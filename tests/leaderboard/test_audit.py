@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard.runs import audits
+from leaderboard.judging import operator
 from leaderboard.runs.models import Result, Run
 from leaderboard.runs.services import runs_resend_unsent, runs_send
 from tests.leaderboard.lbkit import HW, SUITE, finish, make_node, submit
@@ -82,7 +82,7 @@ def test_disagreement_holds_the_entry_and_keeps_both_results(clients, local_stor
     assert board(owner) == []
     assert Result.objects.filter(run__in=[run, audit]).count() == 2  # both kept
 
-    assert audits.audit_rerun(run)  # operator: run the audit again
+    assert operator.audit_rerun(run)  # operator: run the audit again
     run.refresh_from_db()
     audit.refresh_from_db()
     assert run.audit == "pending" and audit.state == "queued"
@@ -91,11 +91,11 @@ def test_disagreement_holds_the_entry_and_keeps_both_results(clients, local_stor
     run.refresh_from_db()
     assert run.audit == "held"
 
-    assert audits.audit_release(run, by="admin")  # operator: show it after all
+    assert operator.audit_release(run, by="admin")  # operator: show it after all
     run.refresh_from_db()
     assert run.audit == "confirmed" and "Released by admin" in run.audit_detail
     assert board(owner) == [("owner", 0.8)]
-    assert not audits.audit_release(run, by="admin")  # only held runs are released
+    assert not operator.audit_release(run, by="admin")  # only held runs are released
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,9 @@ import time
 import pytest
 from django.test import override_settings
 
-from leaderboard.artifacts import tasks
 from leaderboard.artifacts.store import ArtifactStoreError, artifact_store
 from leaderboard.runs.models import Run
+from leaderboard.submissions import tasks
 from leaderboard.submissions.models import Source
 from tests.leaderboard.lbkit import HW, VECTOR_ADD, free_port, make_node, submit
 

@@ -9,7 +9,7 @@ from leaderboard.nodes.services import NodeError, node_create, node_token_rotate
 class Command(BaseCommand):
     help = "Create a node (or rotate its token with --rotate) and print or store its token."
 
-    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser):
         parser.add_argument("name")
         parser.add_argument("--hardware", nargs="*", default=[], help="hardware classes it serves")
         parser.add_argument("--rotate", action="store_true", help="new token for an existing node")
@@ -17,7 +17,7 @@ class Command(BaseCommand):
             "--token-file", help="write the token here (mode 0600) instead of printing it"
         )
 
-    def handle(self, *args, **opts):  # type: ignore[no-untyped-def]
+    def handle(self, *args, **opts):
         try:
             node = Node.objects.filter(name=opts["name"]).first()
             if node is not None and opts["rotate"]:

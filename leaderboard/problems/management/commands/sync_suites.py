@@ -6,7 +6,7 @@ from leaderboard.problems.services import suites_sync
 class Command(BaseCommand):
     help = "Load every pinned suite (and the hardware classes) into the database; idempotent."
 
-    def handle(self, *args, **options):  # type: ignore[no-untyped-def]
+    def handle(self, *args, **options):
         suites, errors = suites_sync()
         for suite in suites:
             count = suite.problems.count()

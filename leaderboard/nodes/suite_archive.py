@@ -46,7 +46,7 @@ class SuiteArchiveApi(APIView):
         parameters=[OpenApiParameter("hash", str, required=True)],
         responses={(200, "application/gzip"): OpenApiTypes.BINARY},
     )
-    def get(self, request, name: str):  # type: ignore[no-untyped-def]
+    def get(self, request, name: str):
         try:
             data = suite_archive(name=name, suite_hash=request.query_params.get("hash", ""))
         except LookupError as exc:

@@ -150,7 +150,7 @@ class RunDetailOutput(RunListOutput):
         ]
 
 
-def _is_owner(user, run: Run) -> bool:  # type: ignore[no-untyped-def]
+def _is_owner(user, run: Run) -> bool:
     return bool(user.is_authenticated and (user.is_staff or user.pk == run.user_id))
 
 
@@ -166,7 +166,7 @@ class RunListApi(APIView):
         parameters=[OpenApiParameter(name, str) for name in FILTERS],
         responses=cursor_page("RunPage", RunListOutput(many=True)),
     )
-    def get(self, request):  # type: ignore[no-untyped-def]
+    def get(self, request):
         qs = runs_visible(user=request.user)
         for param, field in FILTERS.items():
             value = request.query_params.get(param)
@@ -181,7 +181,7 @@ class RunListApi(APIView):
         return paginator.get_paginated_response(RunListOutput(page, many=True).data)
 
 
-def _visible_run(request, run_id: int) -> Run:  # type: ignore[no-untyped-def]
+def _visible_run(request, run_id: int) -> Run:
     run = Run.objects.select_related("problem", "submission").filter(pk=run_id).first()
     if run is None or not (_is_owner(request.user, run) or not run.submission.private):
         raise exceptions.NotFound(f"run {run_id} does not exist or is not visible to you")
@@ -194,7 +194,7 @@ class RunDetailApi(APIView):
     permission_classes: list = []
 
     @extend_schema(responses=RunDetailOutput)
-    def get(self, request, run_id: int):  # type: ignore[no-untyped-def]
+    def get(self, request, run_id: int):
         run = _visible_run(request, run_id)
         visible = source_visible(submission=run.submission, user=request.user)
         context = {"request": request, "source_visible": visible}
@@ -205,7 +205,7 @@ class RunArtifactApi(APIView):
     """Owner and staff: redirect (302) to a short-lived download URL of an artifact."""
 
     @extend_schema(responses={302: None})
-    def get(self, request, run_id: int, name: str):  # type: ignore[no-untyped-def]
+    def get(self, request, run_id: int, name: str):
         run = _visible_run(request, run_id)
         if not _is_owner(request.user, run):
             raise exceptions.PermissionDenied(
@@ -219,5 +219,5 @@ class RunArtifactApi(APIView):
         )
 
 
-def _base(request) -> str:  # type: ignore[no-untyped-def]
+def _base(request) -> str:
     return request.build_absolute_uri("/")

@@ -1,8 +1,9 @@
+"""The admin of runs and results, with the operator's actions (leaderboard.judging.operator)."""
+
 from django.contrib import admin, messages
 
-from leaderboard.runs.audits import audit_release, audit_rerun
+from leaderboard.judging.operator import audit_release, audit_rerun, runs_requeue
 from leaderboard.runs.models import Result, Run, WorkloadResult
-from leaderboard.runs.services import runs_requeue
 
 
 @admin.register(Run)
@@ -25,16 +26,16 @@ class RunAdmin(admin.ModelAdmin):
     actions = ["requeue", "release_audit", "rerun_audit"]
 
     @admin.action(description="Requeue (deletes the stored result)")
-    def requeue(self, request, queryset) -> None:  # type: ignore[no-untyped-def]
+    def requeue(self, request, queryset) -> None:
         runs_requeue(run_ids=list(queryset.values_list("id", flat=True)))
 
     @admin.action(description="Release held audits (the runs show on their boards)")
-    def release_audit(self, request, queryset) -> None:  # type: ignore[no-untyped-def]
+    def release_audit(self, request, queryset) -> None:
         n = sum(audit_release(run, by=request.user.get_username()) for run in queryset)
         self.message_user(request, f"{n} held runs released", messages.SUCCESS)
 
     @admin.action(description="Re-run the audit on another node")
-    def rerun_audit(self, request, queryset) -> None:  # type: ignore[no-untyped-def]
+    def rerun_audit(self, request, queryset) -> None:
         n = sum(audit_rerun(run) for run in queryset)
         self.message_user(request, f"{n} audits sent again", messages.SUCCESS)
 

@@ -5,15 +5,15 @@ board's best, the run's `audit` becomes pending (pending runs do not count) and 
 created: same submission, class and mode, on a different node of the class. Leaderboard mode
 draws a fresh secret seed for every evaluation, so the audit also checks unseen inputs. The
 audit run is routed to one chosen node's queue (farm.queues.node_queue), never to the node that
-produced the result; when no other node of the class is online it waits, queued and unsent, and
-the periodic resend tries again.
+produced the result (leaderboard.runs.routing); when no other node of the class is online it
+waits, queued and unsent, and the periodic resend tries again.
 
 When the audit's result arrives, the two are compared (audit_disagreements): both must have
 PASSED, secret-seed workloads included, and their SOL scores and per-workload times must agree
 within FARM_AUDIT_TOLERANCE (a relative difference; times whose confidence intervals overlap
 always agree). Agreement confirms the run and it shows on the board; a disagreement, or an
 audit that cannot be run, holds it for an operator with both results kept. The operator then
-releases it (audit_release) or re-runs the audit (audit_rerun), from the admin.
+releases it or re-runs the audit from the admin (leaderboard.judging.operator).
 
 A class served by a single enabled node has no other node to audit on; FARM_AUDIT_SINGLE_NODE
 says what happens: "same-node" (the default) audits on that node in a fresh process with a fresh
@@ -24,17 +24,15 @@ second node, "skip" shows the result unaudited.
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Q
-from django.utils import timezone
 
-from farm.queues import node_queue
-from leaderboard.boards.services import board_entry_refresh_for_run
-from leaderboard.nodes.models import Node
+from leaderboard.boards.models import BoardEntry
+from leaderboard.boards.services import board_entry_refresh_for_run, counting_runs
 from leaderboard.runs.models import Run, WorkloadResult
+from leaderboard.runs.routing import audit_target, single_node
+from leaderboard.runs.services import runs_send
 
 log = logging.getLogger(__name__)
 MAX_LISTED = 5  # workloads named in a disagreement; the rest are counted
@@ -46,20 +44,8 @@ def audit_applies(run: Run) -> bool:
     return settings.FARM_AUDIT_SINGLE_NODE != "skip" or not single_node(run.hardware_id)
 
 
-def single_node(hardware: str) -> bool:
-    """The class has at most one enabled node: no other node can audit its results."""
-    return Node.objects.filter(hardware=hardware, enabled=True).count() <= 1
-
-
-def _same_node_allowed(hardware: str) -> bool:
-    return settings.FARM_AUDIT_SINGLE_NODE == "same-node" and single_node(hardware)
-
-
 def audit_wanted(run: Run) -> bool:
     """True when `run` would count on its board and take first place there (ties included)."""
-    from leaderboard.boards.models import BoardEntry
-    from leaderboard.boards.services import counting_runs
-
     if run.audit_of_id or not audit_applies(run) or run.sol_score is None:
         return False
     if not counting_runs().filter(pk=run.pk).exists():
@@ -77,8 +63,6 @@ def audit_wanted(run: Run) -> bool:
 
 def audit_start(run: Run) -> Run:
     """Hold `run` off its board and create its audit run (sent after the commit)."""
-    from leaderboard.runs.services import runs_send
-
     audit = Run.objects.create(
         audit_of=run,
         submission_id=run.submission_id,
@@ -88,7 +72,7 @@ def audit_start(run: Run) -> Run:
         mode=run.mode,
     )
     waiting = "" if audit_target(audit) else f" (waiting for another online {run.hardware_id} node)"
-    _set(
+    audit_set(
         run,
         Run.Audit.PENDING,
         f"would take first place: re-run as run {audit.pk} on another node before it shows"
@@ -96,36 +80,6 @@ def audit_start(run: Run) -> Run:
     )
     transaction.on_commit(lambda: runs_send(run_ids=[audit.pk]))
     return audit
-
-
-def audit_target(audit: Run) -> Node | None:
-    """The online node of the class, other than the audited run's (unless the class has only
-    that one and FARM_AUDIT_SINGLE_NODE is "same-node"), with the fewest active runs."""
-    cutoff = timezone.now() - timedelta(seconds=settings.FARM_NODE_DEAD_AFTER_S)
-    nodes = Node.objects.filter(
-        hardware=audit.hardware_id, enabled=True, draining=False, last_heartbeat__gte=cutoff
-    )
-    if not _same_node_allowed(audit.hardware_id):
-        avoid = Run.objects.filter(pk=audit.audit_of_id).values_list("node_id", flat=True).first()
-        nodes = nodes.exclude(pk=avoid)
-    return (
-        nodes.annotate(active=Count("runs", filter=Q(runs__state__in=Run.ACTIVE)))
-        .order_by("active", "pk")
-        .first()
-    )
-
-
-def audit_queue(audit: Run) -> str | None:
-    """Where to send an audit run: a chosen node's queue, or None while there is none."""
-    node = audit_target(audit)
-    return None if node is None else node_queue(audit.hardware_id, node.pk)
-
-
-def audit_claim_refused(run_id: int, node: Node) -> bool:
-    """An audit run may not be claimed by the node whose result it checks (unless that node is
-    its class's only one and FARM_AUDIT_SINGLE_NODE is "same-node")."""
-    audit = Run.objects.filter(pk=run_id, audit_of__node=node).only("hardware_id").first()
-    return audit is not None and not _same_node_allowed(audit.hardware_id)
 
 
 def audit_conclude(audit: Run) -> Run:
@@ -141,9 +95,9 @@ def audit_conclude(audit: Run) -> Run:
             + "; ".join(found)
             + ". Both results are kept."
         )
-        _set(original, Run.Audit.HELD, detail)
+        audit_set(original, Run.Audit.HELD, detail)
     else:
-        _set(
+        audit_set(
             original,
             Run.Audit.CONFIRMED,
             f"confirmed by audit run {audit.pk} on node {node}: SOL score "
@@ -155,7 +109,7 @@ def audit_conclude(audit: Run) -> Run:
 def audit_abandon(audit: Run, reason: str) -> None:
     """The audit run failed for good (no result): hold the audited run for an operator."""
     original = Run.objects.select_for_update().get(pk=audit.audit_of_id)
-    _set(
+    audit_set(
         original,
         Run.Audit.HELD,
         f"held for an operator: audit run {audit.pk} could not be evaluated ({reason}); "
@@ -191,31 +145,7 @@ def audit_disagreements(original: Run, audit: Run, tolerance: float) -> list[str
     return found
 
 
-def audit_release(run: Run, *, by: str) -> bool:
-    """Operator: show a held run on its board after all. False when it is not held."""
-    with transaction.atomic():
-        run = Run.objects.select_for_update().get(pk=run.pk)
-        if run.audit != Run.Audit.HELD:
-            return False
-        _set(run, Run.Audit.CONFIRMED, f"{run.audit_detail} Released by {by}.")
-        board_entry_refresh_for_run(run=run)
-    return True
-
-
-def audit_rerun(run: Run) -> bool:
-    """Operator: evaluate the audit of a held (or confirmed) run again, on another node."""
-    from leaderboard.runs.services import runs_requeue
-
-    with transaction.atomic():
-        run = Run.objects.select_for_update().get(pk=run.pk)
-        audit = Run.objects.filter(audit_of=run).first()
-        if run.audit not in (Run.Audit.HELD, Run.Audit.CONFIRMED) or audit is None:
-            return False
-        runs_requeue(run_ids=[audit.pk])  # sets `run` pending and refreshes its board entry
-    return True
-
-
-def _set(run: Run, state: str, detail: str) -> None:
+def audit_set(run: Run, state: str, detail: str) -> None:
     run.audit, run.audit_detail = state, detail
     run.save(update_fields=["audit", "audit_detail"])
     log.info("run %s: audit %s: %s", run.pk, state or "none", detail)
@@ -239,4 +169,4 @@ def _apart(a: float | None, b: float | None, tolerance: float) -> bool:
 def _overlap(a: WorkloadResult, b: WorkloadResult) -> bool:
     if None in (a.ci_low_ms, a.ci_high_ms, b.ci_low_ms, b.ci_high_ms):
         return False
-    return a.ci_low_ms <= b.ci_high_ms and b.ci_low_ms <= a.ci_high_ms  # type: ignore[operator]
+    return a.ci_low_ms <= b.ci_high_ms and b.ci_low_ms <= a.ci_high_ms

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from farm.errors import FarmError
 from farm.result import Verdict, reason
+from farm.suite.model import Problem
 from leaderboard.problems import farm_bridge
 
-log = logging.getLogger(__name__)
-
+UNCHECKED = "UNCHECKED_WORKLOAD"  # a time the server could not check against the floor
 SECRET_KEY = "secret"  # workload entries run on secret seeds carry "secret": true
 SHAPE_KEY = "shape"  # optional: the suite workload id a (secret) entry was drawn from
 
@@ -21,12 +21,18 @@ class Judgement:
     suite_ok: bool
     reasons: list[dict[str, Any]] = field(default_factory=list)
     rows: list[dict[str, Any]] = field(default_factory=list)
+    held: str = ""  # why the run is held for an operator; "" when nothing stands in the way
 
 
 def judge(
     *, document: dict[str, Any], suite: str, suite_hash: str, problem: str, hardware: str
 ) -> Judgement:
-    """Check the suite hash and the roofline floor; build the per-workload rows."""
+    """Check the suite hash and the roofline floor; build the per-workload rows.
+
+    Every PASSED time is checked against the floor computed here. A workload the server cannot
+    resolve in its copy of the suite (or whose floor it cannot compute on `hardware`) is not
+    waved through: its reason is UNCHECKED_WORKLOAD and the judgement is `held` (unless the
+    run fails or is rejected anyway)."""
     verdict = document["verdict"]
     reasons = []
     suite_ok = document["suite"]["name"] == suite and document["suite"]["hash"] == suite_hash
@@ -38,47 +44,60 @@ def judge(
                 f"pinned is {suite}@{suite_hash}",
             )
         )
-    farm_problem = _farm_problem(suite, problem)
-    rows = []
+    try:
+        farm_problem: Problem | None = farm_bridge.suite_load(suite).problem(problem)
+        missing = ""
+    except FarmError as exc:
+        farm_problem, missing = None, f"problem {suite}/{problem} cannot be loaded here: {exc}"
+    rows, unchecked = [], []
     for w in document["workloads"]:
-        sol, floor = _server_bounds(farm_problem, w, hardware)
+        try:
+            sol, floor = _server_bounds(farm_problem, w, hardware, missing)
+        except farm_bridge.UNRESOLVABLE as exc:
+            sol, floor = None, None
+            if _timed_pass(w):
+                unchecked.append(reason(UNCHECKED, f"workload {w['id']}: {exc}", workload=w["id"]))
         row = _row(w, sol)
         rows.append(row)
         t = row["time_ms"]
-        if floor and t is not None and w["status"] == "PASSED" and t < floor:
+        if floor is not None and _timed_pass(w) and t < floor:
+            sol_text = "unknown" if sol is None else f"{sol:.6g} ms"
             reasons.append(
                 reason(
                     "ROOFLINE_FLOOR",
                     f"workload {w['id']}: {t:.6g} ms is below the physical floor {floor:.6g} ms "
-                    f"on {hardware} (SOL {sol:.6g} ms); impossible times are rejected",
+                    f"on {hardware} (SOL {sol_text}); impossible times are rejected",
                     workload=w["id"],
                 )
             )
             verdict = Verdict.REJECTED.value
-    return Judgement(verdict=verdict, suite_ok=suite_ok, reasons=reasons, rows=rows)
+    held = ""
+    if unchecked and suite_ok and verdict != Verdict.REJECTED.value:
+        reasons += unchecked
+        held = (
+            f"held for an operator: the server could not check {len(unchecked)} workload "
+            f"time(s) against the roofline floor ({unchecked[0]['detail']}); sync the suite "
+            "and re-run, or release the entry"
+        )
+    return Judgement(verdict=verdict, suite_ok=suite_ok, reasons=reasons, rows=rows, held=held)
 
 
-def _farm_problem(suite: str, problem: str) -> Any:
-    try:
-        return farm_bridge.suite_load(suite).problem(problem)
-    except Exception as exc:
-        log.warning("cannot load %s/%s for the floor check: %s", suite, problem, exc)
-        return None
+def _timed_pass(w: dict[str, Any]) -> bool:
+    return w["status"] == "PASSED" and _num(w.get("time_ms")) is not None
 
 
-def _server_bounds(farm_problem: Any, w: dict[str, Any], hardware: str) -> tuple[Any, Any]:
-    """(SOL ms, floor ms) computed here for the workload's shape; (None, None) if unknown."""
+def _server_bounds(
+    farm_problem: Problem | None, w: dict[str, Any], hardware: str, missing: str
+) -> tuple[float | None, float]:
+    """(SOL ms or None, floor ms) computed here for the workload's shape; raises one of
+    farm_bridge.UNRESOLVABLE when the shape or its floor cannot be resolved (`missing`: why the
+    problem could not)."""
     if farm_problem is None:
-        return None, None
-    shape = w.get(SHAPE_KEY) or w["id"]
-    try:
-        workload = farm_problem.workload(shape)
-    except Exception:
-        return None, None
+        raise FarmError(missing)
+    workload = farm_problem.workload(w.get(SHAPE_KEY) or w["id"])
     bound = farm_bridge.sol_ms(farm_problem, workload, hardware)
-    if bound is None:
-        return None, None
-    return bound["time_ms"], farm_bridge.floor_ms(farm_problem, workload, hardware)
+    floor = farm_bridge.floor_ms(farm_problem, workload, hardware)
+    return (bound["time_ms"] if bound else None), floor
 
 
 def _row(w: dict[str, Any], server_sol: float | None) -> dict[str, Any]:

@@ -2,12 +2,12 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from leaderboard.artifacts import services
 from leaderboard.artifacts.store import ArtifactStoreError
+from leaderboard.submissions import sources
 
 
 @shared_task(
-    name="leaderboard.artifacts.tasks.store_source",
+    name=sources.STORE_SOURCE,
     autoretry_for=(ArtifactStoreError,),
     retry_backoff=5,
     retry_backoff_max=600,
@@ -15,9 +15,9 @@ from leaderboard.artifacts.store import ArtifactStoreError
     acks_late=True,
 )
 def store_source(sha256: str) -> bool:
-    return services.source_store(sha256=sha256)
+    return sources.source_store(sha256=sha256)
 
 
-@shared_task(name="leaderboard.artifacts.tasks.store_pending_sources", acks_late=True)
+@shared_task(name="leaderboard.submissions.tasks.store_pending_sources", acks_late=True)
 def store_pending_sources() -> int:
-    return services.sources_store_pending()
+    return sources.sources_store_pending()
