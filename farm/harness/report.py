@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from farm import __version__, scoring
+from farm.guard.static import scan_source
 from farm.result import SCHEMA, Mode, Verdict, WorkloadStatus, reason, worst
 from farm.suite.loader import Suite
 from farm.suite.model import Problem, Workload
@@ -55,11 +56,7 @@ def new_document(
 
 
 def static_findings(source: str, filename: str) -> list[dict[str, Any]]:
-    """The static guard's findings as dicts (empty when the guard is not installed)."""
-    try:
-        from farm.guard.static import scan_source
-    except ImportError:
-        return []
+    """The static guard's findings as dicts (the guard is part of the core: always on)."""
     return [_finding_dict(f) for f in scan_source(source, filename=filename)]
 
 
