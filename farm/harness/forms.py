@@ -6,7 +6,8 @@ Accepted forms:
   `model(*inputs)`; weights are seeded identically to the reference's `Model`, the module's own
   copies of the problem's constants are set to the workload's values first, and the model stays
   in training mode, as KernelBench leaves it;
-- GPU MODE: `custom_kernel(data)` where `data` is the tuple of inputs.
+- GPU MODE: `custom_kernel(data)` where `data` is the tuple of inputs, the lone input, or (for
+  structured data) what the problem's `call_arguments` rebuilds around the input tensors.
 """
 
 from __future__ import annotations
@@ -85,6 +86,8 @@ def load(
         fn = module.custom_kernel
         if gpumode_data == "tensor":  # GPU MODE passes a lone tensor when generate_input does
             return LoadedSubmission("gpumode", module, lambda inputs: fn(inputs[0]))
+        if gpumode_data == "structured":  # the problem rebuilds the data around the tensors
+            return LoadedSubmission("gpumode", module, lambda inputs: fn(*args(inputs)))
         return LoadedSubmission("gpumode", module, lambda inputs: fn(tuple(inputs)))
     raise SubmissionError(
         f"{path.name}: defines no `kernel` function",
