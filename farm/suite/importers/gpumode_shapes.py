@@ -119,9 +119,7 @@ def forward_real(module: ModuleType, spec: dict[str, Any]) -> tuple[Any, Any]:
 
     if torch.cuda.is_available():
         return forward(module, spec, "cuda")
-    with probe.fake_mode(), device_neutral.on("cpu"):
-        made, _ = structured.flatten(module.generate_input(**spec, seed=0))
-    count = sum(t.numel() for t in made)
+    count = tensor_count(module, spec, elements=True)
     if count > REAL_PROBE_ELEMENTS:
         raise ValueError(
             "its output shapes depend on its data, so shapes are found by running it, and its "
@@ -161,12 +159,14 @@ def data_kind(module: ModuleType, spec: dict[str, Any]) -> tuple[str, str | None
     return kind, described if kind == "structured" else None
 
 
-def tensor_count(module: ModuleType, spec: dict[str, Any]) -> int:
-    """How many tensors the data at `spec` holds (found under FakeTensorMode)."""
+def tensor_count(module: ModuleType, spec: dict[str, Any], *, elements: bool = False) -> int:
+    """How many tensors (or, with `elements`, tensor elements) the data at `spec` holds (found
+    under FakeTensorMode where it can be)."""
 
     def generate() -> int:
         with device_neutral.on("cpu"):
-            return len(structured.flatten(module.generate_input(**spec, seed=0))[0])
+            tensors = structured.flatten(module.generate_input(**spec, seed=0))[0]
+            return sum(t.numel() for t in tensors) if elements else len(tensors)
 
     return int(probe.fake_or_real(generate))
 

@@ -9,7 +9,14 @@ SUITE = "gm-test"
 def test_import_keeps_tests_and_benchmarks_as_workloads(farm_home):
     assert import_suite("gpumode", SUITE) == 0
     suite = load_suite(SUITE)
-    assert set(suite.problems) == {"pmpp-scaled_sum", "pmpp-row_norm", "pmpp-prefix_sum"}
+    assert set(suite.problems) == {
+        "pmpp-scaled_sum",
+        "pmpp-row_norm",
+        "pmpp-prefix_sum",
+        "lowp-fp8_block_mm",
+        "lowp-routed_mix",
+        "lowp-fp4_scaled_mm",
+    }
     problem = suite.problem("pmpp-scaled_sum")
     ids = [w.id for w in problem.workloads]
     assert ids == ["test-0", "test-1", "bench-0"]
@@ -43,7 +50,7 @@ def test_two_problems_keep_their_own_helpers(imported):
 
     suite = load_suite(SUITE)
     refs = [load_reference(suite.problem(n)) for n in ("pmpp-scaled_sum", "pmpp-row_norm")]
-    assert refs[0].DATA_IS_TUPLE is True and refs[1].DATA_IS_TUPLE is False
+    assert refs[0].DATA == "tuple" and refs[1].DATA == "tensor"
     assert suite.problem("pmpp-row_norm").extra["gpumode_data"] == "tensor"
 
 
