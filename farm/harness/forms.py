@@ -64,15 +64,21 @@ def load(
     gpumode_data: str = "tuple",
     arguments: Callable[[Sequence[Any]], Sequence[Any]] | None = None,
     constants: dict[str, Any] | None = None,
+    entry: Callable[[ModuleType], Callable[[Sequence[Any]], Any] | None] | None = None,
 ) -> LoadedSubmission:
     """Import the submission at `path` and find its entry point.
 
     `arguments` turns the input tensors into the call's arguments (a problem with non-tensor
     arguments puts them back); `constants` are the problem's module constants for this
-    workload, set on the submission's own copies (names it defines) before ModelNew is built.
+    workload, set on the submission's own copies (names it defines) before ModelNew is built;
+    `entry(module)`, a problem's own submission format (a GPU MODE eval.py that calls a forward
+    and a backward function), gives the call when the submission follows that format.
     """
     module = import_file(path)
     args = arguments or (lambda inputs: inputs)
+    call = entry(module) if entry else None  # the problem's own submission format
+    if call is not None:
+        return LoadedSubmission("gpumode", module, call)
     if callable(getattr(module, "kernel", None)):
         fn = module.kernel
         return LoadedSubmission("native", module, lambda inputs: fn(*args(inputs)))

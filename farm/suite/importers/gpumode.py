@@ -24,7 +24,14 @@ from typing import Any
 import yaml
 
 from farm.errors import SuiteError
-from farm.suite.importers import common, device_neutral, gpumode_shapes, probe, structured
+from farm.suite.importers import (
+    common,
+    device_neutral,
+    gpumode_pair,
+    gpumode_shapes,
+    probe,
+    structured,
+)
 from farm.suite.importers.loading import load_module
 
 SOURCE_DIR = "source"
@@ -54,6 +61,8 @@ def problem_draft(folder: Path, root: Path) -> common.ProblemDraft:
     helpers = _helpers(folder, root)
     _check_runnable(folder / "reference.py")
     module = load_module(folder / "reference.py", search=[h.parent for h in helpers])
+    if not hasattr(module, "generate_input") and gpumode_pair.applies(folder, module):
+        return gpumode_pair.problem_draft(folder, root, module, task)
     for needed in ("generate_input", "ref_kernel"):
         if not hasattr(module, needed):
             raise SuiteError(f"{folder.name}/reference.py: defines no `{needed}`")

@@ -16,6 +16,7 @@ def test_import_keeps_tests_and_benchmarks_as_workloads(farm_home):
         "lowp-fp8_block_mm",
         "lowp-routed_mix",
         "lowp-fp4_scaled_mm",
+        "pair-row_loss_py",
     }
     problem = suite.problem("pmpp-scaled_sum")
     ids = [w.id for w in problem.workloads]

@@ -60,6 +60,20 @@ def test_fp4_matmul_needs_fp4_hardware_and_is_not_runnable_on_cpu(imported):
         resolve_target("cpu", None).select(problem, None)
 
 
+def test_forward_backward_problem_is_judged_as_its_eval_py_judges(imported):
+    """A problem whose eval.py imports two functions (princeton/cross_entropy_py's format):
+    its batch size becomes an axis, a call runs forward then backward, eval.py's allclose
+    judges both outputs."""
+    problem = load_suite(SUITE).problem("pair-row_loss_py")
+    assert problem.workload("test-0").axes == {"batch_size": 64, "vocab_size": 256}
+    assert [s.name for s in problem.outputs] == ["loss", "grad"]
+    doc = evaluate(SUBMISSIONS / "row_loss_pair.py", SUITE, "pair-row_loss_py")
+    assert doc["verdict"] == "PASSED", doc["reasons"]
+    doc = evaluate(SUBMISSIONS / "row_loss_pair_no_grad_scale.py", SUITE, "pair-row_loss_py")
+    assert doc["verdict"] == "INCORRECT"
+    assert "row_loss_backward: not allclose" in str(doc["reasons"])
+
+
 @pytest.mark.parametrize(
     ("folder", "reason"),
     [
