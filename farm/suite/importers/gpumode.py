@@ -239,35 +239,26 @@ def _spec(axes: dict[str, int], names: list[str], variants: list[dict[str, Any]]
     return {**variants[axes.get(VARIANT, 1) - 1], **{k: int(axes[k]) for k in names}}
 
 
-# The largest source run for real on the CPU while importing (to find the inputs it writes and
-# whether it runs on a CPU at all).
-CPU_RUN_ELEMENTS = 1 << 24
-
-
 def _mark_cpu_runnable(module, workloads, axes_names, variants, base, extra) -> None:  # type: ignore[no-untyped-def]
-    """Run the source for real on the CPU at the first test (or its first small workload when
-    the first test is too big): the inputs its ref_kernel writes go to `writable_inputs`; a
-    source that cannot run on a CPU (fp4 matrix products) leaves no workload small and says so
-    in `not_small`, so CPU and npu-sim answer "not runnable on this device"."""
-    tries = [
-        w for w in workloads[:1] if common.elements(s for s, _ in base.inputs) <= CPU_RUN_ELEMENTS
-    ]
-    tries += [w for w in workloads if w.small and w not in tries]
-    for w in tries[:1]:
-        try:
-            written = gpumode_shapes.run_on_cpu(module, _spec(w.axes, axes_names, variants))
-        except Exception as exc:  # the source's own code on a device it was not written for
-            if any(x.small for x in workloads):
-                for x in workloads:
-                    x.small = False
-                extra["not_small"] = (
-                    f"its reference does not run on a CPU ({common.reason_of(exc)})"
-                )
-            return
-        if written:
-            extra["writable_inputs"] = written
-    if not any(w.small for w in workloads) and "not_small" not in extra:
+    """The inputs the source's ref_kernel writes go to `writable_inputs` (GPU MODE hands
+    kernels destination buffers inside `data`; a submission may write them too). The source
+    runs for real on the CPU at its first small workload; one that cannot (fp4 matrix products)
+    leaves no workload small and says why in `not_small`, so CPU and npu-sim answer "not
+    runnable on this device"."""
+    small = [w for w in workloads if w.small]
+    at = _spec((small or workloads)[0].axes, axes_names, variants)
+    written = gpumode_shapes.written_inputs(module, at)
+    if written:
+        extra["writable_inputs"] = written
+    if not small:
         extra["not_small"] = common.not_small_reason(base)
+        return
+    try:
+        gpumode_shapes.run_on_cpu(module, at)
+    except Exception as exc:  # the source's own code on a device it was not written for
+        for w in workloads:
+            w.small = False
+        extra["not_small"] = f"its reference does not run on a CPU ({common.reason_of(exc)})"
 
 
 def _workloads(entries, axes_names, variants, probe_at, model, base) -> list[common.WorkloadDraft]:  # type: ignore[no-untyped-def]

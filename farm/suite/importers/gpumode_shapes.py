@@ -171,21 +171,29 @@ def tensor_count(module: ModuleType, spec: dict[str, Any], *, elements: bool = F
     return int(probe.fake_or_real(generate))
 
 
-def run_on_cpu(module: ModuleType, spec: dict[str, Any]) -> list[int]:
-    """Run the source for real on the CPU at `spec`: the inputs its own ref_kernel writes (GPU
-    MODE hands kernels destination buffers inside `data`; a submission may write them too).
-    Raises what the source raises when it cannot run on a CPU."""
-    import torch
+def written_inputs(module: ModuleType, spec: dict[str, Any]) -> list[int]:
+    """The data's tensors (flat indices) that the source's ref_kernel writes in place: their
+    version counters move (views share their base's). Found under FakeTensorMode; a source
+    whose shapes depend on its data runs for real, on the CPU, up to REAL_PROBE_ELEMENTS."""
 
+    def run() -> list[int]:
+        with device_neutral.on("cpu"), _device_moves_kept():
+            data = module.generate_input(**spec, seed=0)
+            tensors, _ = structured.flatten(data)
+            before = [t._version for t in tensors]
+            module.ref_kernel(data)
+            return [i for i, (t, v) in enumerate(zip(tensors, before)) if t._version != v]
+
+    def real() -> list[int]:
+        if tensor_count(module, spec, elements=True) > REAL_PROBE_ELEMENTS:
+            return []
+        return run()
+
+    return list(probe.fake_or_real(run, real=real))
+
+
+def run_on_cpu(module: ModuleType, spec: dict[str, Any]) -> None:
+    """Run the source for real on the CPU at `spec`; raises what the source raises when it
+    cannot run on a CPU."""
     with device_neutral.on("cpu"):
-        tensors, _ = structured.flatten(data := module.generate_input(**spec, seed=0))
-        before = [t.clone() for t in tensors]
-        module.ref_kernel(data)
-    return [i for i, (a, b) in enumerate(zip(before, tensors)) if not _same(a, b, torch)]
-
-
-def _same(a: Any, b: Any, torch: Any) -> bool:
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    flat_a, flat_b = a.contiguous().reshape(-1), b.contiguous().reshape(-1)
-    return bool(torch.equal(flat_a.view(torch.uint8), flat_b.view(torch.uint8)))
+        module.ref_kernel(module.generate_input(**spec, seed=0))
