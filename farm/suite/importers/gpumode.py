@@ -398,7 +398,11 @@ def _data(inputs):
 def make_inputs(axes, dtype, device, generator):
     seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator, device=device).item())
     spec = {{**VARIANTS[int(axes.get("variant", 1)) - 1], **{{k: int(axes[k]) for k in AXES}}}}
-    with _device.on(device):
+    # torch's global generator seeded too: sources that draw some tensors without their own
+    # generator (trimul's weights) make the same data in the trusted process and the worker
+    devices = [device] if torch.device(device).type == "cuda" else []
+    with torch.random.fork_rng(devices=devices), _device.on(device):
+        torch.manual_seed(seed)
         data = _source.generate_input(**spec, seed=seed)
     tensors, structure = _structured.flatten(data)
     tensors = tuple(t.to(device) for t in tensors)

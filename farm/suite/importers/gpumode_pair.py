@@ -184,7 +184,8 @@ def _pair(forward, backward, inputs):
 
 def make_inputs(axes, dtype, device, generator):
     seed = int(torch.randint(1, 2**31 - 1, (1,), generator=generator, device=device).item())
-    with _device.on(device):
+    devices = [device] if torch.device(device).type == "cuda" else []
+    with torch.random.fork_rng(devices=devices), _device.on(device):  # it reseeds torch's own
         made = _source.generate_inputs(int(axes["batch_size"]), int(axes["vocab_size"]), seed=seed)
     return tuple(t.to(device) for t in made)
 
