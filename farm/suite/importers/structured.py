@@ -32,7 +32,10 @@ class _Template:
 
 def _dataclass_flatten(obj):
     names = [f.name for f in dataclasses.fields(obj)]
-    return [getattr(obj, n) for n in names], _Template(obj, names)
+    template = copy.copy(obj)  # without its children, so that it holds no tensor alive
+    for name in names:
+        object.__setattr__(template, name, None)
+    return [getattr(obj, n) for n in names], _Template(template, names)
 
 
 def _dataclass_unflatten(values, template):
@@ -47,7 +50,24 @@ _MODULE_SLOTS = ("_parameters", "_buffers", "_modules")
 
 def _module_flatten(module):
     names = [(slot, key) for slot in _MODULE_SLOTS for key in getattr(module, slot)]
-    return [getattr(module, slot)[key] for slot, key in names], _Template(module, names)
+    template = copy.copy(module)  # without its children, so that it holds no tensor alive
+    template.__dict__ = dict(module.__dict__)
+    for slot in _MODULE_SLOTS:
+        kept = getattr(module, slot)
+        setattr(
+            template,
+            slot,
+            {k: _Slot(type(v), getattr(v, "requires_grad", False)) for k, v in kept.items()},
+        )
+    return [getattr(module, slot)[key] for slot, key in names], _Template(template, names)
+
+
+class _Slot:
+    """What a module's child was: its type (Parameter or not) and requires_grad."""
+
+    def __init__(self, kind, requires_grad):
+        self.kind = kind
+        self.requires_grad = requires_grad
 
 
 def _module_unflatten(values, template):
@@ -56,9 +76,13 @@ def _module_unflatten(values, template):
     for slot in _MODULE_SLOTS:
         setattr(new, slot, dict(getattr(template.obj, slot)))
     for (slot, key), value in zip(template.names, values):
-        old = getattr(template.obj, slot)[key]
-        if isinstance(old, torch.nn.Parameter) and not isinstance(value, torch.nn.Parameter):
-            value = torch.nn.Parameter(value, requires_grad=old.requires_grad)
+        was = getattr(template.obj, slot)[key]
+        if (
+            issubclass(was.kind, torch.nn.Parameter)
+            and isinstance(value, torch.Tensor)
+            and not isinstance(value, torch.nn.Parameter)
+        ):
+            value = torch.nn.Parameter(value, requires_grad=was.requires_grad)
         getattr(new, slot)[key] = value
     return new
 

@@ -96,18 +96,21 @@ class _Cache(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.register_buffer("data", torch.zeros(2, 3))
+        self.scale = torch.nn.Parameter(torch.ones(1))
         self.length = 1
 
 
 def test_structure_rebuilds_dataclasses_modules_and_constants():
     data = (_Config(4, torch.ones(2)), {"x": torch.arange(3.0), "mode": "a"}, _Cache(), 7)
     tensors, structure = structured.flatten(data)
-    assert [tuple(t.shape) for t in tensors] == [(2,), (3,), (2, 3)]
+    assert [tuple(t.shape) for t in tensors] == [(2,), (3,), (1,), (2, 3)]
+    assert "_Cache(module)" in structure.describe()
     rebuilt = structured.unflatten(structure, [t + 1 for t in tensors])
     config, mapping, cache, seven = rebuilt
     assert config.heads == 4 and torch.equal(config.weight, torch.full((2,), 2.0))
     assert mapping["mode"] == "a" and seven == 7
     assert isinstance(cache, _Cache) and cache.length == 1 and cache is not data[2]
+    assert isinstance(cache.scale, torch.nn.Parameter) and float(cache.scale.detach()) == 2.0
     assert torch.equal(cache.data, torch.ones(2, 3)) and torch.equal(
         data[2].data, torch.zeros(2, 3)
     )
