@@ -83,8 +83,21 @@ def _checked(
     return [reason("MISMATCH", f"the problem's own checker: {m}") for m in messages]
 
 
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    """Packed fp4 has no arithmetic on every device: its bytes are compared instead."""
+    return t.view(torch.uint8) if t.dtype == torch.float4_e2m1fn_x2 else t
+
+
+def _widened(t: torch.Tensor) -> torch.Tensor:
+    """fp8 tensors as float32 (isfinite and friends have no fp8 kernels); packed fp4 as bytes."""
+    if t.dtype == torch.float4_e2m1fn_x2:
+        return t.view(torch.uint8)
+    return t.float() if t.is_floating_point() and t.element_size() == 1 else t
+
+
 def _finite_and_nonzero(o: torch.Tensor, r: torch.Tensor, name: str) -> list[dict[str, Any]]:
-    if not bool(torch.isfinite(o).all()):
+    o, r = _widened(o), _widened(r)
+    if o.is_floating_point() and not bool(torch.isfinite(o).all()):
         n = int((~torch.isfinite(o)).sum())
         return [reason("NON_FINITE", f"{name}: {n} elements are NaN or Inf")]
     if o.numel() and not bool(o.any()) and bool(r.any()):
@@ -105,8 +118,8 @@ def _structure(out: torch.Tensor, ref: torch.Tensor, name: str) -> list[dict[str
 def _values(
     out: torch.Tensor, ref: torch.Tensor, name: str, problem: Problem
 ) -> tuple[list[dict[str, Any]], dict[str, float]]:
-    if not out.is_floating_point():
-        bad = int((out != ref).sum())
+    if not out.is_floating_point() or out.dtype == torch.float4_e2m1fn_x2:
+        bad = int((_bits(out) != _bits(ref)).sum())
         if bad:
             return [
                 reason(

@@ -125,6 +125,7 @@ class Session:
                 gpumode_data=request.get("gpumode_data", "tuple"),
                 arguments=getattr(self.reference, "call_arguments", None),
                 constants=runtime.module_constants(self.reference, request.get("axes", {})),
+                entry=getattr(self.reference, "submission_entry", None),
             )
         except SubmissionError as exc:
             raise SubmissionFailure("COMPILE_ERROR", str(exc)) from None
