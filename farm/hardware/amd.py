@@ -19,8 +19,9 @@ VENDOR = "amd"
 TOOLKIT_ENV = "ROCM_PATH"
 TOOLKIT_ATTR = "ROCM_HOME"
 DRIVER_LIBRARY = "libamdhip64.so"
-DRIVER_LIBRARY_ENV = None
+DRIVER_LIBRARY_ENV: str | None = None
 SHARED_NODES = ("/dev/kfd",)
+CONTAINER_DRIVER: str | None = None  # docker gives the GPU as device nodes
 _MIB = 2**20
 _AMD_SMI_TIMEOUT_S = 20.0
 

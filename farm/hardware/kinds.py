@@ -36,6 +36,8 @@ class DeviceKind:
     and overridden by FARM_SANDBOX_IMAGE_<IMAGE>.
     backend: the module that discovers this kind's devices and reads their environment; for
     GPUs it also names their sandbox device nodes. None for the plain CPU.
+    languages: the submission languages only this kind builds ("cuda", "hip"); pytorch and
+    triton run on every kind.
     index_env: environment of a slot process so that its device indices are the vendor tool's.
     small_only: only small workloads run here, even when bigger ones are named (a simulator).
     cool_down: wait for a comparable thermal state before measuring (farm.harness.thermal).
@@ -51,6 +53,7 @@ class DeviceKind:
     profiler: str | None
     image: str
     backend: str | None
+    languages: tuple[str, ...] = ()  # source languages that build only for this kind
     index_env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     small_only: bool = False
     cool_down: bool = False
@@ -59,6 +62,11 @@ class DeviceKind:
     def pin_variable(self) -> str | None:
         """The variable the harness sets to give a worker exactly one device."""
         return self.visibility[0] if self.visibility else None
+
+    @property
+    def simulated(self) -> bool:
+        """Times come from a cost model, not a clock (no wall-clock plausibility rule)."""
+        return self.timer == "npu-sim-ledger"
 
     @property
     def gpu_vendor(self) -> str | None:
@@ -84,6 +92,7 @@ CUDA = DeviceKind(
     profiler="ncu",
     image="cuda",
     backend="farm.hardware.nvidia",
+    languages=("cuda",),
     # NVML numbers GPUs in PCI bus order; CUDA does so only when asked
     index_env=MappingProxyType({"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}),
     cool_down=True,
@@ -101,6 +110,7 @@ ROCM = DeviceKind(
     profiler="rocprof",
     image="rocm",
     backend="farm.hardware.amd",
+    languages=("hip",),
 )
 NPU_SIM = DeviceKind(
     name="npu-sim",
@@ -166,6 +176,20 @@ def gpu_vendor(device: str) -> str | None:
     return _KINDS[device].gpu_vendor if device in _KINDS else None
 
 
+def on_gpu(torch_device: object) -> bool:
+    """True when a torch.device is a GPU kind's device type (ROCm's HIP build names it "cuda")."""
+    return getattr(torch_device, "type", None) in {k.torch_device for k in gpu_kinds()}
+
+
 def kind_of_class(hardware: str) -> DeviceKind:
     """The kind a hardware class runs on, from its spec-table row."""
     return get_kind(specs.get_spec(hardware).device)
+
+
+def gpu_backend(vendor: str) -> ModuleType:
+    """The backend module of a GPU vendor ("nvidia" -> farm.hardware.nvidia)."""
+    kind = kind_of_vendor(vendor)
+    module = kind.backend_module()
+    if not kind.gpu or module is None:
+        raise ValueError(f"{vendor!r} is not a GPU vendor")
+    return module

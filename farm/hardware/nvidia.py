@@ -18,8 +18,9 @@ VENDOR = "nvidia"
 TOOLKIT_ENV = "CUDA_HOME"  # the variable naming the toolkit inside a sandbox
 TOOLKIT_ATTR = "CUDA_HOME"  # torch.utils.cpp_extension's attribute for it
 DRIVER_LIBRARY = "libcuda.so"  # the driver's user-space library, found through ldconfig
-DRIVER_LIBRARY_ENV = "TRITON_LIBCUDA_PATH"  # where Triton is told it lives
+DRIVER_LIBRARY_ENV: str | None = "TRITON_LIBCUDA_PATH"  # where Triton is told it lives
 SHARED_NODES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools")
+CONTAINER_DRIVER: str | None = "nvidia"  # docker gives the GPU through a device request
 
 # NVML clock-event (throttle) reason bits, from nvml.h (stable across driver versions).
 NVML_THROTTLE_REASONS: dict[int, str] = {
