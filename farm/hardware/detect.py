@@ -62,7 +62,10 @@ def discover(
 
 def _tools(**fakes: Any) -> dict[str, tuple[Any, ...]]:
     """Each GPU vendor's library arguments, in its backend's `devices` / `environment` order."""
-    return {"nvidia": (fakes.get("nvml"),), "amd": (fakes.get("amdsmi"), fakes.get("run"))}
+    return {
+        kinds.CUDA.vendor: (fakes.get("nvml"),),
+        kinds.ROCM.vendor: (fakes.get("amdsmi"), fakes.get("run")),
+    }
 
 
 def _builtin(kind: kinds.DeviceKind) -> DeviceInfo:
@@ -105,7 +108,7 @@ def _torch_devices() -> list[DeviceInfo]:
 def read_environment(
     device_index: int = 0,
     *,
-    vendor: str = "nvidia",
+    vendor: str = kinds.CUDA.vendor,
     nvml: ModuleType | None = None,
     amdsmi: ModuleType | None = None,
 ) -> dict[str, Any]:
@@ -129,7 +132,7 @@ def read_environment(
     kind = next((k for k in kinds.gpu_kinds() if k.vendor == vendor), None)
     backend = kind.backend_module() if kind else None
     if backend is not None:
-        lib = _tools(nvml=nvml, amdsmi=amdsmi)[vendor][0]
+        lib = _tools(nvml=nvml, amdsmi=amdsmi).get(vendor, (None,))[0]
         env.update(backend.environment(device_index, lib))
     return env
 
