@@ -50,7 +50,7 @@ class WorkerSpec:
     """How to start one worker. `read_dirs` are the host directories it may read (the problem's
     directory, or every suite directory for a pre-started worker that learns its problem later)."""
 
-    device: str  # cuda | rocm | cpu | npu-sim
+    device: str  # a device kind (farm.hardware.kinds)
     read_dirs: list[Path]
     workdir: Path
     device_index: int = 0
