@@ -12,9 +12,9 @@ from typing import Any
 
 import torch
 
+from farm.hardware import kinds
 from farm.harness import protocol
 from farm.sandbox import DeviceAssignment, Limits, Runner
-from farm.sandbox.limits import vendor_of
 from farm.sandbox.toolchain import node_toolchain
 from farm.sandbox.watch import MemoryWatch
 
@@ -50,7 +50,7 @@ class WorkerSpec:
     """How to start one worker. `read_dirs` are the host directories it may read (the problem's
     directory, or every suite directory for a pre-started worker that learns its problem later)."""
 
-    device: str  # cuda | rocm | cpu | npu-sim
+    device: str  # a device kind (farm.hardware.kinds)
     read_dirs: list[Path]
     workdir: Path
     device_index: int = 0
@@ -74,7 +74,7 @@ class WorkerProcess:
             ro_binds=spec.read_dirs,
         )
         # GPU sandboxes get no address-space rlimit: their host memory is watched instead
-        self._rss_limit = spec.limits.memory_bytes if spec.device in ("cuda", "rocm") else None
+        self._rss_limit = spec.limits.memory_bytes if kinds.is_gpu(spec.device) else None
         self._drain = threading.Thread(target=self._read_stderr, daemon=True)
         self._drain.start()
         self.request(
@@ -193,7 +193,8 @@ def worker_env(spec: WorkerSpec) -> dict[str, str]:
     import farm
 
     root = str(Path(farm.__file__).resolve().parent.parent)
-    tools = node_toolchain(vendor_of(spec.device))
+    kind = kinds.get_kind(spec.device)
+    tools = node_toolchain(kind.gpu_vendor)
     env = {
         "PATH": tools.path_value(),
         "PYTHONPATH": root,
@@ -209,8 +210,8 @@ def worker_env(spec: WorkerSpec) -> dict[str, str]:
     }
     if "LD_LIBRARY_PATH" in os.environ:
         env["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
-    if spec.device in ("cuda", "rocm"):
-        var = "CUDA_VISIBLE_DEVICES" if spec.device == "cuda" else "HIP_VISIBLE_DEVICES"
+    var = kind.pin_variable
+    if var is not None:
         env[var] = _visible(os.environ.get(var), spec.device_index)
     return env
 
@@ -232,5 +233,5 @@ def _visible(current: str | None, index: int) -> str:
 
 
 def _assignment(spec: WorkerSpec) -> DeviceAssignment | None:
-    vendor = vendor_of(spec.device)
+    vendor = kinds.gpu_vendor(spec.device)
     return None if vendor is None else DeviceAssignment(vendor=vendor, index=spec.device_index)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from farm.errors import SubmissionError
+from farm.hardware import kinds
 from farm.result import reason_line, reasons_grouped
 
 
@@ -20,7 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", type=Path, help="the submission (a .py file defining kernel(*inputs))")
     p.add_argument("--problem", required=True, help="problem name, e.g. softmax")
     p.add_argument("--suite", default="core-v1", help="suite name or directory (default core-v1)")
-    p.add_argument("--device", default="cpu", choices=["cuda", "rocm", "npu-sim", "cpu"])
+    p.add_argument("--device", default="cpu", choices=kinds.KIND_NAMES)
     p.add_argument(
         "--mode", default="benchmark", choices=["test", "benchmark", "leaderboard", "profile"]
     )

@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from farm.hardware import kinds
 from farm.harness import runtime
 from farm.harness.timing import CpuTimer, GpuTimer, TimingPolicy
 from farm.suite.model import Problem, Workload
@@ -94,7 +95,7 @@ def timing_overhead_ms(
         module = load_reference(problem)
         request = {"axes": workload.axes, "dtype": workload.dtype, "seed_base": 0}
         make = runtime.input_maker(module, request, device)
-        gpu = device.type == "cuda"
+        gpu = kinds.on_gpu(device)
         timer = GpuTimer(device, llc_bytes) if gpu else CpuTimer(llc_bytes)
         # the timer's one-time costs (marker kernels' JIT, the profiler's start-up) first, as
         # the worker pays them before the submission is imported

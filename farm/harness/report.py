@@ -169,7 +169,7 @@ def finish(
     for entry in entries:
         if entry["status"] == WorkloadStatus.PASSED.value and entry["time_ms"] is not None:
             _score(entry, problem, target, doc)
-            simulated = target.device == "npu-sim"
+            simulated = target.kind.simulated
             doc["guard"]["findings"] += wall_clock_findings(entry, simulated=simulated)
     for entry in entries:
         # leaderboard mode draws every workload's inputs from the secret seed; the server counts
@@ -192,7 +192,7 @@ def _score(entry: dict[str, Any], problem: Problem, target: Any, doc: dict[str, 
     eager = entry["baseline_ms"]["eager"]
     for kind, base in entry["baseline_ms"].items():
         entry["speedup"][kind] = scoring.speedup(base, t_k) if base and t_k > 0 else None
-    _check_streams(entry, doc, gpu=target.torch_device.type == "cuda")
+    _check_streams(entry, doc, gpu=target.kind.gpu)
     if target.spec is None:
         return
     try:
