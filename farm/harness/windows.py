@@ -1,0 +1,180 @@
+"""The supervisor's side of timing: windows it sizes at random and times from outside, and
+re-checked calls it names only after they ran (the design is in farm.harness.timing)."""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from farm.harness import replies
+from farm.harness.budget import LimitPolicy
+from farm.harness.channel import WorkerProcess
+from farm.harness.timing import TimingPolicy, stop_rule
+
+# Checks one re-checked call: (call index, its outputs) -> errors (empty when correct).
+Verify = Callable[[int, list[torch.Tensor]], list[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class WindowRecord:
+    """One window as the supervisor saw it: `calls` calls from index `start`, `wall_ms` from
+    sending the request to reading the reply (its own clock), `sum_ms` the reported times."""
+
+    start: int
+    calls: int
+    wall_ms: float
+    sum_ms: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "start": self.start,
+            "calls": self.calls,
+            "wall_ms": self.wall_ms,
+            "sum_ms": self.sum_ms,
+        }
+
+
+@dataclass
+class TimedRun:
+    """What one timing produced: a failure, wrong re-checked outputs (`errors`), or times."""
+
+    failure: replies.Failure | None = None
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    times_ms: list[float] = field(default_factory=list)
+    event_ms: list[float] = field(default_factory=list)
+    method: str = ""
+    warmup_calls: int = 0
+    windows: list[WindowRecord] = field(default_factory=list)
+    rechecked: list[int] = field(default_factory=list)
+    sim: dict[str, Any] | None = None
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    wall_ms: float = 0.0  # the whole request sequence, warm-up included (supervisor's clock)
+    verify_s: float = 0.0  # of which spent checking re-checked outputs (not timing)
+
+    def window_means(self) -> list[float]:
+        return [w.sum_ms / w.calls for w in self.windows]
+
+    def summary(self) -> dict[str, Any]:
+        """The fields the result document's timing entry records (farm.harness.report)."""
+        return {
+            "times_ms": self.times_ms,
+            "event_ms": self.event_ms,
+            "method": self.method,
+            "windows_ms": self.window_means(),
+            "windows": [w.to_json() for w in self.windows],
+            "rechecked": self.rechecked,
+            "warmup_calls": self.warmup_calls,
+            "sim": self.sim,
+        }
+
+
+@dataclass
+class WindowDriver:
+    """Drives one workload's timing in one worker. `call_s`: the trusted wall time of one of its
+    checks (s), the yardstick of the first requests' limits; `keep_calls`: the most calls whose
+    outputs a window may keep (the memory budget over the outputs' bytes); `pick_bytes`: the
+    most tensor bytes one call's outputs may carry; `simulated`: one call is the measurement."""
+
+    worker: WorkerProcess
+    policy: TimingPolicy
+    limits: LimitPolicy
+    rng: random.Random
+    call_s: float
+    keep_calls: int
+    pick_bytes: int
+    watch: int | None = None
+    simulated: bool = False
+
+    def run(self, request: dict[str, Any], verify: Verify | None = None) -> TimedRun:
+        """Warm up, then windows until the stop rule or the budget (`budget_ms` of windows after
+        the warm-up) ends it; with `verify`, one call of each window, drawn after the window
+        ran, is re-checked (that check's time is not the budget's)."""
+        run = TimedRun()
+        started = time.perf_counter()
+        header, _ = self.worker.request(
+            {"op": "time", **request},
+            timeout=self.limits.warmup_seconds(self.policy, self.call_s),
+            max_bytes=0,
+            watch=self.watch,
+        )
+        warm_s = time.perf_counter() - started
+        start = replies.timing_start(header)
+        run.failure, run.method, run.warmup_calls = start.failure, start.method, start.warmup_calls
+        call_ms = 1000 * warm_s / max(run.warmup_calls, 1)
+        windows_from = time.perf_counter()
+        while run.failure is None and not run.errors and len(run.times_ms) < self.policy.max_calls:
+            spent_ms = (time.perf_counter() - windows_from - run.verify_s) * 1000
+            left_ms = self.policy.budget_ms - spent_ms
+            if run.windows and (left_ms <= 0 or self.simulated):
+                break
+            call_ms = self._window(run, self._size(run, call_ms, left_ms), call_ms)
+            if run.failure is None and verify is not None:
+                self._recheck(run, verify)
+            if stop_rule(run.times_ms, run.window_means(), self.policy):
+                break
+        run.wall_ms = (time.perf_counter() - started - run.verify_s) * 1000
+        return run
+
+    def _size(self, run: TimedRun, call_ms: float, left_ms: float) -> int:
+        """Calls in the next window: about `window_ms` x U(0.5, 1.5) of calls at the last
+        window's wall per call (half that for the first), never past the budget left."""
+        if self.simulated:
+            return 1
+        target = self.policy.window_ms * self.rng.uniform(0.5, 1.5) / (1 if run.windows else 2)
+        if left_ms > 0:
+            target = min(target, left_ms)
+        room = self.policy.max_calls - len(run.times_ms)
+        return max(1, min(int(target / max(call_ms, 1e-3)), self.keep_calls, room))
+
+    def _window(self, run: TimedRun, calls: int, call_ms: float) -> float:
+        """Time one window of calls expected to take `call_ms` each; returns its wall per call
+        (ms), the next window's yardstick."""
+        start = len(run.times_ms)
+        began = time.perf_counter()
+        header, _ = self.worker.request(
+            {"op": "window", "start": start, "calls": calls},
+            timeout=self.limits.window_seconds(calls * call_ms, self.call_s),
+            max_bytes=0,
+            watch=self.watch,
+        )
+        wall_ms = (time.perf_counter() - began) * 1000
+        reply = replies.window(header, calls=calls)
+        run.findings += reply.findings
+        if reply.failure is not None:
+            run.failure = reply.failure
+            return 0.0
+        run.windows.append(WindowRecord(start, calls, wall_ms, sum(reply.times_ms)))
+        run.times_ms += reply.times_ms
+        run.event_ms += reply.event_ms
+        run.sim = run.sim or reply.sim
+        return wall_ms / calls
+
+    def _recheck(self, run: TimedRun, verify: Verify) -> None:
+        """Name one call of the window that just ran and check the outputs it kept."""
+        last = run.windows[-1]
+        pick = last.start + self.rng.randrange(last.calls)
+        header, tensors = self.worker.request(
+            {"op": "picks", "calls": [pick]},
+            timeout=self.limits.call_seconds(self.call_s, first=False),
+            max_bytes=self.pick_bytes,
+        )
+        picked = replies.picks(header, asked=[pick], tensors=len(tensors))
+        if picked.failure is not None:
+            run.failure = picked.failure
+            return
+        began = time.perf_counter()
+        run.errors = verify(pick, tensors)
+        run.verify_s += time.perf_counter() - began
+        run.rechecked.append(pick)
+
+
+def median_window_mean(run_windows: list[dict[str, Any]]) -> float | None:
+    """The median over windows of each window's mean call time (ms); None without windows."""
+    means = [w["sum_ms"] / w["calls"] for w in run_windows if w.get("calls")]
+    return statistics.median(means) if means else None
