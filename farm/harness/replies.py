@@ -178,6 +178,7 @@ def check(header: dict[str, Any], *, inputs: int) -> CheckReply:
 
 
 def timing_start(header: dict[str, Any]) -> TimingStart:
+    _answers(header, "time")
     fail = failure(header)
     if fail is not None:
         return TimingStart(fail, "", 0)
@@ -189,6 +190,7 @@ def timing_start(header: dict[str, Any]) -> TimingStart:
 
 def window(header: dict[str, Any], *, calls: int) -> WindowReply:
     """A window's reply; `calls` is how many calls the supervisor asked the window to hold."""
+    _answers(header, "window")
     found = findings(header.get("findings"))
     fail = failure(header)
     if fail is not None:
@@ -203,6 +205,7 @@ def window(header: dict[str, Any], *, calls: int) -> WindowReply:
 
 def picks(header: dict[str, Any], *, asked: list[int], tensors: int) -> PicksReply:
     """The reply to a pick request for the calls `asked`, whose frame carried `tensors`."""
+    _answers(header, "picks")
     fail = failure(header)
     if fail is not None:
         return PicksReply(fail, [])
@@ -211,6 +214,12 @@ def picks(header: dict[str, Any], *, asked: list[int], tensors: int) -> PicksRep
     if calls != asked or len(counts) != len(asked) or sum(counts) != tensors:
         raise BadReply("the picked outputs do not match the calls asked for and their counts")
     return PicksReply(None, counts)
+
+
+def _answers(header: dict[str, Any], op: str) -> None:
+    """A timing frame names the request it answers: one out of turn is not a reply."""
+    if header.get("op") != op:
+        raise BadReply(f"expected the reply to '{op}', got one to '{text(header.get('op'), 40)}'")
 
 
 def _times(value: Any, name: str, *, required: bool = False) -> list[float]:

@@ -297,6 +297,7 @@ class CpuTimer:
         while n < 2 or time.perf_counter() < end:
             with harness_torch():
                 inputs = make_inputs(-1 - n)
+                self.flush_buf.fill_(n)
             call(inputs)
             n += 1
         return n

@@ -123,13 +123,15 @@ class WindowDriver:
 
     def _size(self, run: TimedRun, call_ms: float, left_ms: float) -> int:
         """Calls in the next window: about `window_ms` x U(0.5, 1.5) of calls at the last
-        window's wall per call (half that for the first), never past the budget left."""
+        window's wall per call, never past the budget left; the first window is a short probe."""
         if self.simulated:
             return 1
-        target = self.policy.window_ms * self.rng.uniform(0.5, 1.5) / (1 if run.windows else 2)
+        target = self.policy.window_ms * self.rng.uniform(0.5, 1.5)
         if left_ms > 0:
             target = min(target, left_ms)
         room = self.policy.max_calls - len(run.times_ms)
+        if not run.windows:  # a probe: the warm-up's calls are not timed the same way
+            room = min(room, max(2, self.policy.min_calls // 4))
         return max(1, min(int(target / max(call_ms, 1e-3)), self.keep_calls, room))
 
     def _window(self, run: TimedRun, calls: int, call_ms: float) -> float:
