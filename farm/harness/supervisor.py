@@ -152,7 +152,7 @@ class Evaluation:
         if self.mode != Mode.TEST and self.opts.baselines and timed:
             with self._phase("baselines"):
                 self._baselines(timed)
-        with self._phase("timing"):
+        with self._phase("calibration"):
             self._calibrate_wall_clock(timed)
 
     def _calibrate_wall_clock(self, timed: list[Workload]) -> None:

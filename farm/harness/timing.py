@@ -16,10 +16,17 @@ window, on the reported times, which the wall checks hold to the truth.
 What a timed call returns. Each output is captured (cloned by harness code, outside any torch
 function or dispatch mode the submission installed, with the cyclic garbage collector off so
 that no finaliser runs in between) the moment its timer stops, before any code the submission
-can reach runs. The worker keeps every call's capture of the current window; after the window's
-reply the supervisor names the calls it re-checks (`Window.outputs`), so nothing the worker sees
-while a call runs tells a checked call from an unchecked one. The kept captures of a window must
-fit the workload's memory budget: the supervisor caps n by the outputs' bytes.
+can reach runs. The worker keeps every call's capture of the current window (`Window.outputs`);
+after the window's reply the supervisor draws whether to re-check one of its calls and which
+(about eight per timing, at least three, the last ones from the last window), asks for those
+captures and checks them itself. So re-checked calls come from all timed calls, and nothing the
+worker sees while a call runs tells a checked call from an unchecked one. The kept captures of a
+window must fit the workload's memory budget: the supervisor caps n by the outputs' bytes
+(farm.harness.budget.LimitPolicy.keep_calls).
+
+The score is the median of the calls unless the windows' mean call time is higher by more than
+10 % (farm.harness.report.scored_time): a periodic slow call (a batched fix-up every k-th call)
+cannot hide behind the median.
 
 GPU method (CUDA and ROCm), per call: fresh inputs are made, a Triton kernel named
 `farm_l2_flush` overwrites a buffer at least four times the last-level cache (start marker), the

@@ -4,7 +4,6 @@ re-checked calls it names only after they ran (the design is in farm.harness.tim
 from __future__ import annotations
 
 import random
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +16,8 @@ from farm.harness.budget import LimitPolicy
 from farm.harness.channel import WorkerProcess
 from farm.harness.timing import TimingPolicy, stop_rule
 
+RECHECKS = 8  # timed calls re-checked per timing, about (one per window when windows are long)
+MIN_RECHECKS = 3  # at least, from the last window when the draws gave fewer
 # Checks one re-checked call: (call index, its outputs) -> errors (empty when correct).
 Verify = Callable[[int, list[torch.Tensor]], list[dict[str, Any]]]
 
@@ -94,7 +95,7 @@ class WindowDriver:
     def run(self, request: dict[str, Any], verify: Verify | None = None) -> TimedRun:
         """Warm up, then windows until the stop rule or the budget (`budget_ms` of windows after
         the warm-up) ends it; with `verify`, one call of each window, drawn after the window
-        ran, is re-checked (that check's time is not the budget's)."""
+        ran, is re-checked now and then (`_draw`; that check's time is not the budget's)."""
         run = TimedRun()
         started = time.perf_counter()
         header, _ = self.worker.request(
@@ -114,10 +115,13 @@ class WindowDriver:
             if run.windows and (left_ms <= 0 or self.simulated):
                 break
             call_ms = self._window(run, self._size(run, call_ms, left_ms), call_ms)
-            if run.failure is None and verify is not None:
+            if run.failure is None and verify is not None and self._draw(run):
                 self._recheck(run, verify)
             if stop_rule(run.times_ms, run.window_means(), self.policy):
                 break
+        short = MIN_RECHECKS - len(run.rechecked)
+        if verify is not None and run.windows and short > 0 and not run.errors and not run.failure:
+            self._recheck(run, verify, short)  # the last window: the worker still keeps it
         run.wall_ms = (time.perf_counter() - started - run.verify_s) * 1000
         return run
 
@@ -157,26 +161,38 @@ class WindowDriver:
         run.sim = run.sim or reply.sim
         return wall_ms / calls
 
-    def _recheck(self, run: TimedRun, verify: Verify) -> None:
-        """Name one call of the window that just ran and check the outputs it kept."""
+    def _draw(self, run: TimedRun) -> bool:
+        """Whether to re-check a call of the window that just ran: with the probability that
+        gives about RECHECKS re-checks over the budget's windows (every window when they are
+        long; the last window when none was), drawn after the window ran, so the worker cannot
+        know it while the calls run."""
+        mean_wall = sum(w.wall_ms for w in run.windows) / len(run.windows)
+        rate = RECHECKS * mean_wall / max(self.policy.budget_ms, 1e-3)
+        return self.rng.random() < rate
+
+    def _recheck(self, run: TimedRun, verify: Verify, count: int = 1) -> None:
+        """Name `count` calls of the window that just ran (not re-checked yet) and check the
+        outputs it kept for them."""
         last = run.windows[-1]
-        pick = last.start + self.rng.randrange(last.calls)
+        fresh = [i for i in range(last.start, last.start + last.calls) if i not in run.rechecked]
+        picks = sorted(self.rng.sample(fresh, k=min(count, len(fresh))))
+        if not picks:
+            return
         header, tensors = self.worker.request(
-            {"op": "picks", "calls": [pick]},
-            timeout=self.limits.call_seconds(self.call_s, first=False),
-            max_bytes=self.pick_bytes,
+            {"op": "picks", "calls": picks},
+            timeout=self.limits.call_seconds(self.call_s * len(picks), first=False),
+            max_bytes=self.pick_bytes * len(picks),
         )
-        picked = replies.picks(header, asked=[pick], tensors=len(tensors))
+        picked = replies.picks(header, asked=picks, tensors=len(tensors))
         if picked.failure is not None:
             run.failure = picked.failure
             return
         began = time.perf_counter()
-        run.errors = verify(pick, tensors)
+        offset = 0
+        for index, n in zip(picks, picked.counts):
+            run.rechecked.append(index)
+            run.errors = verify(index, tensors[offset : offset + n])
+            offset += n
+            if run.errors:
+                break
         run.verify_s += time.perf_counter() - began
-        run.rechecked.append(pick)
-
-
-def median_window_mean(run_windows: list[dict[str, Any]]) -> float | None:
-    """The median over windows of each window's mean call time (ms); None without windows."""
-    means = [w["sum_ms"] / w["calls"] for w in run_windows if w.get("calls")]
-    return statistics.median(means) if means else None

@@ -176,10 +176,10 @@ class Session:
         return reply, []
 
     def op_picks(self, request: dict[str, Any]) -> tuple[dict[str, Any], list]:
-        """The kept outputs of the calls the supervisor picked from the last window."""
+        """The kept outputs of the calls the supervisor picked from the last window (kept until
+        the next window starts)."""
         calls = [int(i) for i in request.get("calls", [])]
         chosen = [self.kept[i - self.kept_start] for i in calls]
-        self.kept = []
         reply = {"ok": True, "calls": calls, "counts": [len(o) for o in chosen]}
         return reply, [t for outputs in chosen for t in outputs]
 

@@ -215,7 +215,7 @@ def test_a_forged_time_fails_the_trusted_wall_clock_of_its_windows(scripted):
     assert doc["verdict"] == "PASSED", (doc["guard"]["findings"], doc["workloads"][0]["timing"])
     timing = doc["workloads"][0]["timing"]
     assert timing["harness_overhead_ms"] >= 0
-    assert len(timing["rechecked"]) == len(timing["windows"]) >= 4
+    assert 1 <= len(timing["rechecked"]) <= len(timing["windows"])
 
 
 def test_kernel_build_failures_are_compile_errors_wherever_raised():

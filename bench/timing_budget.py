@@ -1,0 +1,88 @@
+"""The timing phase against its budget: honest kernels of every size, benchmark mode, no
+baselines; for each workload the supervisor's own wall time of its timing (warm-up request and
+windows, re-checks not counted) must stay within 1.1 x (warm-up + budget) of the timing policy,
+whatever the kernel's time or the profiler trace's size.
+
+    PYTHONPATH=. python3 bench/timing_budget.py --device cuda --out DIR
+    PYTHONPATH=. python3 bench/timing_budget.py --device cpu --match vector_add --out DIR
+
+Prints one row per workload (calls, windows, re-checked calls, the kernel's time, the timing wall
+and its limit) and writes DIR/timing_budget_<device>.json; exits 1 when a timing overran its
+limit or an honest kernel did not PASS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HEADER = re.compile(r"^# problem: (\S+)", re.M)
+DEFAULT = "matmul__triton,softmax__triton,layernorm__triton,vector_add__triton,conv2d__pytorch"
+
+
+def rows_for(path: Path, device: str) -> list[dict]:
+    from farm.harness.supervisor import evaluate
+    from farm.harness.targets import resolve_target
+
+    problem = HEADER.findall(path.read_text())[0]
+    policy = resolve_target(device, None, 0).policy({})
+    limit_ms = 1.1 * (policy.warmup_ms + policy.budget_ms)
+    doc = evaluate(path, problem=problem, device=device, mode="benchmark", baselines=False)
+    rows = []
+    for entry in doc["workloads"]:
+        timing = entry.get("timing") or {}
+        wall = timing.get("wall_ms_outside")
+        rows.append(
+            {
+                "file": path.name,
+                "workload": entry["id"],
+                "status": entry["status"],
+                "calls": timing.get("count"),
+                "windows": len(timing.get("windows", [])),
+                "rechecked": len(timing.get("rechecked", [])),
+                "time_ms": entry["time_ms"],
+                "timing_wall_ms": None if wall is None else round(wall, 1),
+                "limit_ms": round(limit_ms, 1),
+                "ok": entry["status"] in ("PASSED", "SKIPPED") and (wall or 0) <= limit_ms,
+            }
+        )
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--match", default=DEFAULT, help="comma-separated solution file prefixes")
+    ap.add_argument("--out", type=Path, default=Path("."))
+    args = ap.parse_args()
+    prefixes = tuple(m for m in args.match.split(",") if m)
+    files = sorted((ROOT / "tests" / "solutions" / "correct").glob("*.py"))
+    rows: list[dict] = []
+    print("| file | workload | status | calls | windows | re-checked | time ms | wall ms | limit |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for path in files:
+        if not path.name.startswith(prefixes):
+            continue
+        for r in rows_for(path, args.device):
+            rows.append(r)
+            print(
+                f"| {r['file']} | {r['workload']} | {r['status']} | {r['calls']} | "
+                f"{r['windows']} | {r['rechecked']} | {r['time_ms']} | {r['timing_wall_ms']} | "
+                f"{r['limit_ms']}{'' if r['ok'] else ' **over**'} |",
+                flush=True,
+            )
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / f"timing_budget_{args.device}.json").write_text(json.dumps(rows, indent=1))
+    bad = [f"{r['file']}:{r['workload']}" for r in rows if not r["ok"]]
+    print(
+        f"{len(rows) - len(bad)} of {len(rows)} within the limit" + (f"; not: {bad}" if bad else "")
+    )
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
