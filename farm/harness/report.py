@@ -131,6 +131,7 @@ def add_timing(
         "rechecked": reply["rechecked"],
         "warmup_calls": reply["warmup_calls"],
         "warmup_ms": warmup_ms,
+        "warmup_wall_ms": reply["warmup_wall_ms"],
         "wall_ms_outside": wall_ms,
         "thermal": thermal,
     }

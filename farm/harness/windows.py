@@ -18,6 +18,7 @@ from farm.harness.timing import TimingPolicy, stop_rule
 
 RECHECKS = 8  # timed calls re-checked per timing, about (one per window when windows are long)
 MIN_RECHECKS = 3  # at least, from the last window when the draws gave fewer
+BUDGET_SLACK = 0.1  # a window may end this fraction of the budget past it
 # Checks one re-checked call: (call index, its outputs) -> errors (empty when correct).
 Verify = Callable[[int, list[torch.Tensor]], list[dict[str, Any]]]
 
@@ -56,6 +57,7 @@ class TimedRun:
     sim: dict[str, Any] | None = None
     findings: list[dict[str, Any]] = field(default_factory=list)
     wall_ms: float = 0.0  # the whole request sequence, warm-up included (supervisor's clock)
+    warmup_wall_ms: float = 0.0  # of which the warm-up request
     verify_s: float = 0.0  # of which spent checking re-checked outputs (not timing)
 
     def window_means(self) -> list[float]:
@@ -71,6 +73,7 @@ class TimedRun:
             "windows": [w.to_json() for w in self.windows],
             "rechecked": self.rechecked,
             "warmup_calls": self.warmup_calls,
+            "warmup_wall_ms": self.warmup_wall_ms,
             "sim": self.sim,
         }
 
@@ -105,6 +108,7 @@ class WindowDriver:
             watch=self.watch,
         )
         warm_s = time.perf_counter() - started
+        run.warmup_wall_ms = warm_s * 1000
         start = replies.timing_start(header)
         run.failure, run.method, run.warmup_calls = start.failure, start.method, start.warmup_calls
         call_ms = 1000 * warm_s / max(run.warmup_calls, 1)
@@ -112,8 +116,9 @@ class WindowDriver:
         while run.failure is None and not run.errors and len(run.times_ms) < self.policy.max_calls:
             spent_ms = (time.perf_counter() - windows_from - run.verify_s) * 1000
             left_ms = self.policy.budget_ms - spent_ms
-            if run.windows and (left_ms <= 0 or self.simulated):
-                break
+            slack_ms = BUDGET_SLACK * self.policy.budget_ms
+            if run.windows and (self.simulated or left_ms <= 0 or call_ms > left_ms + slack_ms):
+                break  # the budget is spent, or not one more call fits in it and its slack
             call_ms = self._window(run, self._size(run, call_ms, left_ms), call_ms)
             if run.failure is None and verify is not None and self._draw(run):
                 self._recheck(run, verify)
@@ -131,8 +136,7 @@ class WindowDriver:
         if self.simulated:
             return 1
         target = self.policy.window_ms * self.rng.uniform(0.5, 1.5)
-        if left_ms > 0:
-            target = min(target, left_ms)
+        target = min(target, max(left_ms, call_ms))
         room = self.policy.max_calls - len(run.times_ms)
         if not run.windows:  # a probe: the warm-up's calls are not timed the same way
             room = min(room, max(2, self.policy.min_calls // 4))

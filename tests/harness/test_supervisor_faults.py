@@ -215,7 +215,9 @@ def test_a_forged_time_fails_the_trusted_wall_clock_of_its_windows(scripted):
     assert doc["verdict"] == "PASSED", (doc["guard"]["findings"], doc["workloads"][0]["timing"])
     timing = doc["workloads"][0]["timing"]
     assert timing["harness_overhead_ms"] >= 0
-    assert 1 <= len(timing["rechecked"]) <= len(timing["windows"])
+    assert 3 <= len(timing["rechecked"]) <= len(timing["windows"]) + 2
+    # 200 ms calls against a 1.5 s budget: the windows end within the budget and its 10 %
+    assert timing["wall_ms_outside"] - timing["warmup_wall_ms"] <= 1.1 * 1500
 
 
 def test_kernel_build_failures_are_compile_errors_wherever_raised():
