@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from farm.harness import seeds
@@ -101,3 +102,21 @@ def test_every_timed_evaluation_draws_a_fresh_base(monkeypatch):
     assert seeds.choose_base(leaderboard=False, timed=True, given=7) == (7, False)
     monkeypatch.setenv("FARM_SECRET_SEED", "hidden")
     assert seeds.choose_base(leaderboard=True, timed=True, given=7) == ("hidden", True)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_gpu_window_spans_every_call_and_keeps_its_outputs():
+    """On a GPU: one span per call from the raw Kineto events, close to the events' times, and
+    each call's outputs as they were when its timer stopped."""
+    from farm.harness.timing import GpuTimer
+
+    device = torch.device("cuda")
+    timer = GpuTimer(device, llc_bytes=50 << 20)
+    x = torch.randn(1 << 22, device=device)
+    policy = TimingPolicy(warmup_ms=0)
+    timer.warmup(lambda xs: [xs[0] * 2], lambda i: [x + i], policy)
+    window = timer.window(lambda xs: [xs[0] * 2], lambda i: [x + i], 5, 7, policy)
+    assert timer.profiler_ok and len(window.times_ms) == 7
+    for span, event in zip(window.times_ms, window.event_ms):
+        assert 0 < span <= 2 * event + 0.05
+    assert torch.equal(window.outputs[3][0], (x + 8) * 2)
