@@ -63,6 +63,27 @@ def rows_for(path: Path, device: str) -> list[dict]:
     return rows
 
 
+def gpu_timer_check() -> bool:
+    """The GPU timer alone: one span per call from the raw Kineto events, each within twice its
+    CUDA-event time, and each call's outputs as they were when its timer stopped."""
+    import torch
+
+    from farm.harness.timing import GpuTimer, TimingPolicy
+
+    device = torch.device("cuda")
+    timer = GpuTimer(device, llc_bytes=50 << 20)
+    x = torch.randn(1 << 22, device=device)
+    policy = TimingPolicy(warmup_ms=0)
+    timer.warmup(lambda xs: [xs[0] * 2], lambda i: [x + i], policy)
+    window = timer.window(lambda xs: [xs[0] * 2], lambda i: [x + i], 5, 7, policy)
+    pairs = list(zip(window.times_ms, window.event_ms))
+    ok = timer.profiler_ok and len(pairs) == 7
+    ok = ok and all(0 < span <= 2 * event + 0.05 for span, event in pairs)
+    ok = ok and torch.equal(window.outputs[3][0], (x + 8) * 2)
+    print(f"GPU timer: spans/events ms {[(round(a, 4), round(b, 4)) for a, b in pairs]} ok={ok}")
+    return bool(ok)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cuda")
@@ -72,6 +93,7 @@ def main() -> int:
     prefixes = tuple(m for m in args.match.split(",") if m)
     files = sorted((ROOT / "tests" / "solutions" / "correct").glob("*.py"))
     rows: list[dict] = []
+    timer_ok = gpu_timer_check() if args.device == "cuda" else True
     print(
         "| file | workload | status | calls | windows | re-checked | time ms "
         "| warm-up ms (limit) | windows ms (limit) |"
@@ -95,7 +117,7 @@ def main() -> int:
     print(
         f"{len(rows) - len(bad)} of {len(rows)} within the limit" + (f"; not: {bad}" if bad else "")
     )
-    return 1 if bad else 0
+    return 1 if bad or not timer_ok else 0
 
 
 if __name__ == "__main__":
