@@ -26,6 +26,7 @@ from farm.harness.pool import WorkerPool
 from farm.harness.reference import checker, expected
 from farm.harness.replies import BadReply
 from farm.harness.targets import Target, resolve_target
+from farm.harness.timing import TimingPolicy
 from farm.harness.windows import WindowDriver
 from farm.result import Mode, WorkloadStatus, reason
 from farm.sandbox import Limits, get_runner
@@ -371,8 +372,8 @@ class Evaluation:
         return errors
 
     def _time(self, worker: WorkerProcess, w: Workload, entry: dict[str, Any]) -> None:
-        """Time the candidate in windows the supervisor sizes and times itself, re-checking one
-        call of each window, named after it ran (farm.harness.timing, farm.harness.windows)."""
+        """Time the candidate in windows the supervisor sizes and times itself, re-checking calls
+        it names only after their window ran (farm.harness.timing, farm.harness.windows)."""
         seed = seeds.derive(self.base, self.problem.name, w.id, "time")
         policy = self.target.policy(self.opts.policy)
         gate = self.target.cool_down()
@@ -403,7 +404,7 @@ class Evaluation:
             )
 
     def _driver(
-        self, worker: WorkerProcess, w: Workload, policy: Any, *, watch: bool
+        self, worker: WorkerProcess, w: Workload, policy: TimingPolicy, *, watch: bool
     ) -> WindowDriver:
         out_bytes = self._frame_bytes(w, 1) - self.limit_policy.output_slack
         return WindowDriver(
@@ -418,7 +419,7 @@ class Evaluation:
             simulated=self.target.device == "npu-sim",
         )
 
-    def _timing_request(self, w: Workload, seed: int, policy: Any) -> dict[str, Any]:
+    def _timing_request(self, w: Workload, seed: int, policy: TimingPolicy) -> dict[str, Any]:
         return {
             **self._request(w, seed),
             "policy": policy.__dict__,
