@@ -205,9 +205,10 @@ class GpuTimer:
         while n < 3 or time.perf_counter() < end:
             with harness_torch():
                 inputs = make_inputs(-1 - n)
-            self.flush()
+                self.flush()
             call(inputs)
-            torch.cuda.synchronize(self.device)
+            with harness_torch():
+                torch.cuda.synchronize(self.device)
             n += 1
         return n
 
@@ -232,15 +233,16 @@ class GpuTimer:
             prof.__enter__()
         with _no_cyclic_gc():
             for i in range(calls):
-                with harness_torch():
+                with harness_torch():  # markers too: Triton reads data_ptr(), a torch function
                     inputs = make_inputs(start + i)
-                self.flush()
-                evs[i][0].record()
+                    self.flush()
+                    evs[i][0].record()
                 out = call(inputs)
-                evs[i][1].record()
-                torch.cuda.synchronize(self.device)
-                self.end_marker()
-                kept.append(capture(out) if keep else [])
+                with harness_torch():
+                    evs[i][1].record()
+                    torch.cuda.synchronize(self.device)
+                    self.end_marker()
+                    kept.append(capture(out) if keep else [])
                 del out, inputs
                 if policy.idle_ratio > 0:
                     time.sleep(evs[i][0].elapsed_time(evs[i][1]) * policy.idle_ratio / 1000)
