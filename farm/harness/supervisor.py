@@ -26,6 +26,8 @@ from farm.harness.pool import WorkerPool
 from farm.harness.reference import checker, expected
 from farm.harness.replies import BadReply
 from farm.harness.targets import Target, resolve_target
+from farm.harness.timing import TimingPolicy
+from farm.harness.windows import WindowDriver
 from farm.result import Mode, WorkloadStatus, reason
 from farm.sandbox import Limits, get_runner
 from farm.sandbox.limits import vendor_of
@@ -34,7 +36,6 @@ from farm.suite.model import Problem, Workload
 
 MAX_SOURCE_BYTES = 1 << 20
 ROUNDS = {Mode.TEST: 3, Mode.BENCHMARK: 3, Mode.LEADERBOARD: 5, Mode.PROFILE: 3}
-RECHECKS = 3  # timed calls whose outputs are re-checked against the reference
 
 
 @dataclass
@@ -152,7 +153,7 @@ class Evaluation:
         if self.mode != Mode.TEST and self.opts.baselines and timed:
             with self._phase("baselines"):
                 self._baselines(timed)
-        with self._phase("timing"):
+        with self._phase("calibration"):
             self._calibrate_wall_clock(timed)
 
     def _calibrate_wall_clock(self, timed: list[Workload]) -> None:
@@ -371,67 +372,65 @@ class Evaluation:
         return errors
 
     def _time(self, worker: WorkerProcess, w: Workload, entry: dict[str, Any]) -> None:
+        """Time the candidate in windows the supervisor sizes and times itself, re-checking calls
+        it names only after their window ran (farm.harness.timing, farm.harness.windows)."""
         seed = seeds.derive(self.base, self.problem.name, w.id, "time")
         policy = self.target.policy(self.opts.policy)
-        picks = sorted(self.rng.sample(range(policy.min_calls), k=min(RECHECKS, policy.min_calls)))
-        request = {
-            "op": "time",
-            **self._request(w, seed),
-            "policy": policy.__dict__,
-            "recheck": picks,
-            "llc_bytes": self.target.llc_bytes,
-        }
-        timeout = self.limit_policy.timing_seconds(policy, self.call_s.get(w.id, 0.0))
         gate = self.target.cool_down()
-        started = time.perf_counter()
-        header, _ = worker.request(
-            request, timeout=timeout, max_bytes=0, watch=self.gpu_limit_bytes(w)
-        )
-        wall_ms = (time.perf_counter() - started) * 1000
-        reply = replies.timing(header, asked=picks)
-        _, tensors = worker.receive(
-            timeout=self.limit_policy.call_seconds(self.call_s.get(w.id, 0.0), first=False),
-            max_bytes=self._frame_bytes(w, len(picks)),
-        )
-        self.doc["guard"]["findings"] += _tag(reply.findings, w.id)
-        if reply.failure is not None:
-            report.set_status(entry, self._verify(reply.failure, [], [], []))
-            return
-        errors = self._rechecks(reply, tensors, w, seed, picks)
-        if errors:
-            report.set_status(entry, errors)
-            return
-        report.add_timing(entry, reply.summary(), wall_ms, thermal=gate, warmup_ms=policy.warmup_ms)
 
-    def _rechecks(
-        self,
-        reply: replies.TimeReply,
-        tensors: list[torch.Tensor],
-        w: Workload,
-        seed: int,
-        picks: list[int],
-    ) -> list[dict[str, Any]]:
-        simulated = self.target.device == "npu-sim"
-        if not simulated and sorted(reply.recheck) != picks:
-            return [reason("RECHECK_MISSING", "the worker did not return the re-checked calls")]
-        if sum(reply.recheck_counts) != len(tensors):
-            raise BadReply("the re-checked outputs do not match the counts the reply announced")
-        offset = 0
-        for index, count in zip(reply.recheck, reply.recheck_counts):
-            outputs = tensors[offset : offset + count]
-            offset += count
+        def verify(index: int, outputs: list[torch.Tensor]) -> list[dict[str, Any]]:
             ref, _ = self._expected(w, seed, index)
             check = checker(self.problem, w, seed, index, self.target.torch_device)
             errors = self._verify(None, [], outputs, ref, check)
-            if errors:
-                return [
-                    reason(
-                        "RECHECK_FAILED",
-                        f"timed call {index} returned a wrong result: "
-                        + "; ".join(e["detail"] for e in errors),
-                    )
-                ]
-        return []
+            if not errors:
+                return []
+            detail = "; ".join(e["detail"] for e in errors)
+            return [
+                reason("RECHECK_FAILED", f"timed call {index} returned a wrong result: {detail}")
+            ]
+
+        run = self._driver(worker, w, policy, watch=True).run(
+            self._timing_request(w, seed, policy), verify
+        )
+        self._move_phase("timing", "correctness", run.verify_s)
+        self.doc["guard"]["findings"] += _tag(run.findings, w.id)
+        if run.failure is not None:
+            report.set_status(entry, self._verify(run.failure, [], [], []))
+        elif run.errors:
+            report.set_status(entry, run.errors)
+        else:
+            report.add_timing(
+                entry, run.summary(), run.wall_ms, thermal=gate, warmup_ms=policy.warmup_ms
+            )
+
+    def _driver(
+        self, worker: WorkerProcess, w: Workload, policy: TimingPolicy, *, watch: bool
+    ) -> WindowDriver:
+        out_bytes = self._frame_bytes(w, 1) - self.limit_policy.output_slack
+        return WindowDriver(
+            worker=worker,
+            policy=policy,
+            limits=self.limit_policy,
+            rng=self.rng,
+            call_s=self.call_s.get(w.id, 0.0),
+            keep_calls=self.limit_policy.keep_calls(out_bytes, self._workload_bytes(w)),
+            pick_bytes=self._frame_bytes(w, 1),
+            watch=self.gpu_limit_bytes(w) if watch else None,
+            simulated=self.target.device == "npu-sim",
+        )
+
+    def _timing_request(self, w: Workload, seed: int, policy: TimingPolicy) -> dict[str, Any]:
+        return {
+            **self._request(w, seed),
+            "policy": policy.__dict__,
+            "llc_bytes": self.target.llc_bytes,
+        }
+
+    def _move_phase(self, source: str, target: str, seconds: float) -> None:
+        """Count `seconds` spent inside phase `source` as phase `target` instead."""
+        if seconds > 0:
+            self.phases[source] = round(self.phases.get(source, 0.0) - seconds, 4)
+            self.phases[target] = round(self.phases.get(target, 0.0) + seconds, 4)
 
     def _frame_bytes(self, w: Workload, calls: int) -> int:
         """The most tensor bytes a reply about `calls` calls of `w` may carry."""
@@ -542,34 +541,19 @@ class Evaluation:
     ) -> None:
         seed = seeds.derive(self.base, self.problem.name, w.id, "baseline", kind)
         policy = self.target.policy(self.opts.policy)
-        request = {
-            "op": "time",
-            **self._request(w, seed),
-            "policy": policy.__dict__,
-            "recheck": [],
-            "llc_bytes": self.target.llc_bytes,
-        }
-        first_call = self.limit_policy.compile_s if kind == "compile" else 0.0
-        timeout = self.limit_policy.timing_seconds(policy, self.call_s.get(w.id, 0.0)) + first_call
+        driver = self._driver(worker, w, policy, watch=False)
+        driver.call_s += self.limit_policy.compile_s if kind == "compile" else 0.0
         gate = self.target.cool_down()
-        started = time.perf_counter()
-        header, _ = worker.request(request, timeout=timeout, max_bytes=0)
-        wall_ms = (time.perf_counter() - started) * 1000
-        reply = replies.timing(header, asked=[])
-        worker.receive(timeout=60, max_bytes=self._frame_bytes(w, 1))  # npu-sim sends one
-        if reply.failure is not None:
-            self._baseline_failed(f"{kind} {w.id}", reply.failure.detail)
+        run = driver.run(self._timing_request(w, seed, policy))
+        if run.failure is not None:
+            self._baseline_failed(f"{kind} {w.id}", run.failure.detail)
             return
+        summary = run.summary()
         report.add_baseline(
-            self.entries[w.id],
-            kind,
-            reply.summary(),
-            wall_ms,
-            thermal=gate,
-            warmup_ms=policy.warmup_ms,
+            self.entries[w.id], kind, summary, run.wall_ms, thermal=gate, warmup_ms=policy.warmup_ms
         )
         if cache is not None:
-            stored = {"summary": reply.summary(), "wall_ms": wall_ms, "thermal": gate}
+            stored = {"summary": summary, "wall_ms": run.wall_ms, "thermal": gate}
             cache.put(w.id, kind, {**stored, "warmup_ms": policy.warmup_ms})
 
     def _baseline_failed(self, what: str, detail: str) -> None:
