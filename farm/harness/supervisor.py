@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from farm.errors import FarmError, SubmissionError
-from farm.harness import baselines, correctness, reference, replies, report, seeds
+from farm.harness import baselines, correctness, cudaipc, reference, replies, report, seeds
 from farm.harness.budget import LimitPolicy
 from farm.harness.channel import WorkerDied, WorkerProcess, WorkerSpec, stage_source
 from farm.harness.pool import WorkerPool
@@ -108,6 +108,8 @@ class Evaluation:
         self.phases: dict[str, float] = {}
         self.limit_policy = opts.limit_policy or LimitPolicy.from_env()
         self.call_s: dict[str, float] = {}  # trusted wall time of a workload's last check (s)
+        self.no_ipc = cudaipc.unavailable_reason(target.torch_device)  # None: outputs on device
+        self.doc["environment"]["output_transport"] = _transport(self.no_ipc)
 
     def execute(self) -> dict[str, Any]:
         started = time.time()
@@ -300,19 +302,15 @@ class Evaluation:
         errors: list[dict[str, Any]] = []
         stats: dict[str, float] = {}
         rounds = ROUNDS[self.mode]
-        for r in range(rounds):
+        r = 0
+        while r < rounds:
             seed = seeds.derive(self.base, self.problem.name, w.id, "check", r)
             ref, ref_s = self._expected(w, seed, 0)
-            timeout = self.limit_policy.call_seconds(ref_s, first=r == 0)
-            started = time.perf_counter()
-            header, outputs = worker.request(
-                {"op": "check", **self._request(w, seed)},
-                timeout=timeout,
-                max_bytes=self._frame_bytes(w, 1),
-                watch=self.gpu_limit_bytes(w),
-            )
-            self.call_s[w.id] = time.perf_counter() - started
-            reply = replies.check(header, inputs=len(self.problem.inputs) or 1 << 10)
+            try:
+                reply, outputs = self._check_call(worker, w, seed, ref, ref_s, first=r == 0)
+            except cudaipc.IpcError as exc:
+                self._to_pipe(str(exc))  # this round again, its outputs through the pipe
+                continue
             self.doc["guard"]["findings"] += _tag(reply.findings, w.id)
             check = checker(self.problem, w, seed, 0, self.target.torch_device)
             errors = self._verify(reply.failure, reply.inputs_modified, outputs, ref, check)
@@ -321,10 +319,65 @@ class Evaluation:
             if errors:
                 break
             stats = self._last_stats
+            r += 1
         status = report.status_of(errors)
         entry = report.workload_entry(self.problem, w, status, errors)
         entry["correctness"] = {"rounds": rounds if not errors else r + 1, **stats}
         return entry
+
+    def _check_call(
+        self,
+        worker: WorkerProcess,
+        w: Workload,
+        seed: int,
+        ref: list[torch.Tensor],
+        ref_s: float,
+        *,
+        first: bool,
+    ) -> tuple[replies.CheckReply, list[torch.Tensor]]:
+        """One checked call of the candidate: its reply and its outputs, which the trusted side
+        now owns (copied on the device, or read from the pipe). `ref_s`: the reference's time
+        on the same inputs (s), the yardstick of the call's time limit."""
+        timeout = self.limit_policy.call_seconds(ref_s, first=first)
+        request = {"op": "check", **self._request(w, seed)}
+        if self.no_ipc is None:
+            request["outputs"] = "ipc"
+        started = time.perf_counter()
+        header, outputs = worker.request(
+            request,
+            timeout=timeout,
+            max_bytes=self._frame_bytes(w, 1),
+            watch=self.gpu_limit_bytes(w),
+        )
+        self.call_s[w.id] = time.perf_counter() - started
+        reply = replies.check(header, inputs=len(self.problem.inputs) or 1 << 10)
+        return reply, self._received(header, outputs, ref)
+
+    def _received(
+        self, header: dict[str, Any], tensors: list[torch.Tensor], ref: list[torch.Tensor]
+    ) -> list[torch.Tensor]:
+        """A reply's outputs: those the worker left on the device, copied into the trusted
+        side's memory (laid out as `ref`, the reference outputs), else the frame's tensors.
+        Raises BadReply for a malformed entry, cudaipc.IpcError when a handle does not open."""
+        if "outputs_ipc_error" in header and self.no_ipc is None:
+            self._to_pipe(
+                "the worker could not share its outputs: "
+                + replies.text(header["outputs_ipc_error"], 300)
+            )
+        if "outputs_ipc" not in header:
+            return tensors
+        if self.no_ipc is not None or tensors:
+            raise BadReply("outputs on the device were not asked for, or came with tensors")
+        try:
+            entries = cudaipc.parse(header["outputs_ipc"])
+            return cudaipc.receive(entries, ref, self.target.torch_device)
+        except cudaipc.BadEntry as exc:
+            raise BadReply(str(exc)) from None
+
+    def _to_pipe(self, why: str) -> None:
+        """Outputs come through the pipe for the rest of this evaluation (said in the result)."""
+        self.no_ipc = why
+        self.doc["environment"]["output_transport"] = _transport(why)
 
     def _expected(self, w: Workload, seed: int, index: int) -> tuple[list[torch.Tensor], float]:
         """The reference outputs of call `index`, and the seconds the trusted side took to make
@@ -601,6 +654,11 @@ def _load_failure(exc: WorkerDied | BadReply) -> replies.Failure:
     status = _DIED[exc.status]
     detail = replies.text(exc.detail)
     return replies.Failure(exc.code, status, detail, compile=exc.code == "WORKER_DIED")
+
+
+def _transport(no_ipc: str | None) -> str:
+    """How checked outputs reach the trusted side, as the result's environment says it."""
+    return "device (CUDA IPC)" if no_ipc is None else f"pipe ({no_ipc})"
 
 
 def _tag(findings: list[dict[str, Any]], workload_id: str) -> list[dict[str, Any]]:

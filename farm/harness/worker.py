@@ -70,6 +70,8 @@ class Session:
         self.guard = runtime.Guard(cuda=self.device.type == "cuda")
         self.timer: Any = None
         self.measure = measure
+        self.shared: list[Any] = []  # outputs the trusted side reads on the device; kept until
+        # the next request (farm.harness.cudaipc)
         _cap_device_memory(self.device, setup.get("gpu_memory_bytes"))
 
     def hello(self) -> dict[str, Any]:
@@ -87,6 +89,7 @@ class Session:
         from farm.harness.simtimer import SimFailure
 
         op = request.get("op")
+        self.shared = []
         try:
             if request.get("gpu_memory_bytes"):  # this workload's cap (the watch enforces it)
                 _cap_device_memory(self.device, request["gpu_memory_bytes"])
@@ -98,13 +101,30 @@ class Session:
             tensors = []
         except Exception as exc:
             reply, tensors = {"ok": False, "status": "HARNESS_ERROR", "detail": _tb(exc)}, []
+        shared, tensors = self._share(request, tensors)
         if op == "time":
             # The timing reply first, the re-checked outputs after it: the supervisor's wall
             # clock stops at the first frame, so output transfer never counts as device time.
             protocol.send(self.out, {"op": op, **reply})
-            protocol.send(self.out, {"op": "recheck"}, tensors)
+            protocol.send(self.out, {"op": "recheck", **shared}, tensors)
             return
-        protocol.send(self.out, {"op": op, **reply}, tensors)
+        protocol.send(self.out, {"op": op, **reply, **shared}, tensors)
+
+    def _share(self, request: dict[str, Any], tensors: list) -> tuple[dict[str, Any], list]:
+        """(header fields, tensors for the pipe): where the trusted side asked for the outputs
+        on the device, their IPC entries and no tensors (the outputs stay alive until the next
+        request); else, or when the driver cannot share them, the tensors themselves."""
+        if request.get("outputs") != "ipc" or not tensors:
+            return {}, tensors
+        from farm.harness import cudaipc
+
+        if not cudaipc.exportable(tensors, self.device):
+            return {}, tensors
+        try:
+            entries, self.shared = cudaipc.export(tensors)
+        except cudaipc.IpcError as exc:
+            return {"outputs_ipc_error": str(exc)[:500]}, tensors
+        return {"outputs_ipc": entries}, []
 
     def op_load(self, request: dict[str, Any]) -> tuple[dict[str, Any], list]:
         from farm.errors import SubmissionError
