@@ -144,7 +144,10 @@ def pid_namespace_probe() -> dict[str, str]:
     from farm.harness import cudaipc
 
     results = {}
-    for name, prefix in (("same_pid_ns", []), ("own_pid_ns", ["unshare", "--pid", "--fork"])):
+    for name, prefix in (
+        ("same_pid_ns", []),
+        ("own_pid_ns", ["unshare", "--pid", "--fork", "--mount-proc"]),
+    ):
         if prefix and shutil.which("unshare") is None:
             results[name] = "not run: no unshare"
             continue

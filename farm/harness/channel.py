@@ -142,6 +142,13 @@ class WorkerProcess:
     def kill(self) -> None:
         self.proc.kill()
 
+    def discard(self) -> None:
+        """End a worker that will serve nothing more, at once: no goodbye to wait on (a
+        candidate's process is thrown away whatever state it is in)."""
+        self.proc.kill()
+        self.proc.close()
+        self._drain.join(timeout=2)
+
     def stderr_text(self) -> str:
         return self.log.decode(errors="replace")
 

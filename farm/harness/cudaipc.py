@@ -117,7 +117,8 @@ def export(outputs: list[torch.Tensor]) -> tuple[list[dict[str, Any]], list[torc
             base, _size = _address_range(t.data_ptr())
             handle = _Handle()
             _call("cuIpcGetMemHandle", ctypes.byref(handle), ctypes.c_uint64(base))
-            entry["handle"] = bytes(handle.reserved).ljust(HANDLE_BYTES, b"\0").hex()
+            # all 64 bytes (reading the char-array field would stop at the first zero byte)
+            entry["handle"] = ctypes.string_at(ctypes.addressof(handle), HANDLE_BYTES).hex()
             entry["offset"] = t.data_ptr() - base
         entries.append(entry)
     return entries, keep
@@ -234,7 +235,7 @@ def _copy(e: Entry, device: torch.device, opened: dict[bytes, tuple[int, int]]) 
         _call(
             "cuIpcOpenMemHandle",
             ctypes.byref(mapped),
-            _Handle(e.handle),
+            _Handle.from_buffer_copy(e.handle),
             ctypes.c_uint(_LAZY_ENABLE_PEER_ACCESS),
         )
         opened[e.handle] = (mapped.value, 0)  # closed in receive() even if the next step fails

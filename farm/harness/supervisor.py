@@ -236,7 +236,9 @@ class Evaluation:
 
     def _release(self, kind: str, worker: WorkerProcess) -> None:
         pool = self.opts.pool
-        if pool is None:
+        if pool is None and kind == "candidate":
+            worker.discard()
+        elif pool is None:
             worker.close()
         elif kind == "candidate" or worker.proc.poll() is not None:
             pool.discard(worker)
