@@ -108,6 +108,8 @@ class Evaluation:
         self.phases: dict[str, float] = {}
         self.limit_policy = opts.limit_policy or LimitPolicy.from_env()
         self.call_s: dict[str, float] = {}  # trusted wall time of a workload's last check (s)
+        # reference outputs made ahead, by (workload id, seed): (outputs, seconds)
+        self.early: dict[tuple[str, int], tuple[list[torch.Tensor], float]] = {}
         self.no_ipc = cudaipc.unavailable_reason(target.torch_device)  # None: outputs on device
         self.doc["environment"]["output_transport"] = _transport(self.no_ipc)
 
@@ -173,26 +175,27 @@ class Evaluation:
             )
 
     def _start_candidate(self, tmp: Path, workloads: list[Workload]) -> WorkerProcess | None:
+        """A started worker with the submission loaded, or None (the failure is recorded). The
+        load request goes out right behind the worker's setup, and the trusted side makes its
+        first reference outputs while the worker starts (farm.harness.channel)."""
         try:
             with self._phase("sandbox_start"):
-                worker = self._acquire("candidate", tmp / "candidate", workloads)
+                worker = self._acquire("candidate", tmp / "candidate", workloads, wait=False)
+                try:
+                    worker.send(self._load_request(worker, workloads))
+                    self._first_reference(workloads)
+                    worker.ready()
+                except BaseException:
+                    self._release("candidate", worker)
+                    raise
         except WorkerDied as exc:
             raise FarmError(
                 f"the sandboxed worker did not start: {replies.text(exc.detail, 2000)}",
                 hint="check the node's sandbox set-up (farm hardware; docs/security.md)",
             ) from None
         try:
-            staged = stage_source(self.source_path, worker.spec.workdir)
-            axes = workloads[0].axes if workloads else {}
-            request = {
-                "op": "load",
-                "gpumode_data": self.problem.extra.get("gpumode_data", "tuple"),
-                "source_path": str(staged),
-                "axes": axes,
-                "problem_dir": str(self.problem.directory.resolve()),
-            }
             with self._phase("load"):
-                header, _ = worker.request(request, timeout=self.limit_policy.load_s)
+                header, _ = worker.receive(timeout=self.limit_policy.load_s)
             reply = replies.load(header)
         except (WorkerDied, BadReply) as exc:
             self._release("candidate", worker)
@@ -206,9 +209,28 @@ class Evaluation:
         self.doc["submission"]["form"] = reply.form
         return worker
 
-    def _acquire(self, kind: str, workdir: Path, workloads: list[Workload]) -> WorkerProcess:
+    def _load_request(self, worker: WorkerProcess, workloads: list[Workload]) -> dict[str, Any]:
+        staged = stage_source(self.source_path, worker.spec.workdir)
+        return {
+            "op": "load",
+            "gpumode_data": self.problem.extra.get("gpumode_data", "tuple"),
+            "source_path": str(staged),
+            "axes": workloads[0].axes if workloads else {},
+            "problem_dir": str(self.problem.directory.resolve()),
+        }
+
+    def _first_reference(self, workloads: list[Workload]) -> None:
+        """The first check's reference outputs, made ahead (kept for `_check`)."""
+        if workloads:
+            w = workloads[0]
+            seed = seeds.derive(self.base, self.problem.name, w.id, "check", 0)
+            self.early[(w.id, seed)] = self._expected(w, seed, 0)
+
+    def _acquire(
+        self, kind: str, workdir: Path, workloads: list[Workload], *, wait: bool = True
+    ) -> WorkerProcess:
         """A started worker: from the pool when there is one, else a fresh one in `workdir` with
-        limits sized to the largest of `workloads`."""
+        limits sized to the largest of `workloads` (`wait`: see WorkerProcess)."""
         pool = self.opts.pool
         if pool is not None:
             self.doc["environment"]["sandbox"] = pool.runner.name
@@ -232,7 +254,7 @@ class Evaluation:
         if runner.note:
             self.doc["environment"]["sandbox_note"] = runner.note
         self.doc["environment"]["limits"] = {"memory_bytes": limits.memory_bytes}
-        return WorkerProcess(runner, spec)
+        return WorkerProcess(runner, spec, wait=wait)
 
     def _release(self, kind: str, worker: WorkerProcess) -> None:
         pool = self.opts.pool
@@ -307,7 +329,8 @@ class Evaluation:
         r = 0
         while r < rounds:
             seed = seeds.derive(self.base, self.problem.name, w.id, "check", r)
-            ref, ref_s = self._expected(w, seed, 0)
+            early = self.early.pop((w.id, seed), None)
+            ref, ref_s = early if early is not None else self._expected(w, seed, 0)
             try:
                 reply, outputs = self._check_call(worker, w, seed, ref, ref_s, first=r == 0)
             except cudaipc.IpcError as exc:
