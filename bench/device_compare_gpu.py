@@ -181,21 +181,25 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--runners", default="process,bwrap")
-    parser.add_argument("--cases", default="all", help="all, or small (the small rows only)")
+    parser.add_argument(
+        "--cases", default="all", help="all; small (the small rows); quick (the test-mode rows)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("FARM_ALLOW_UNSANDBOXED", "1")
     args.out.mkdir(parents=True, exist_ok=True)
     suite = write_suite(args.out / "suites")
     report = {"pid_namespace": pid_namespace_probe(), "rows": []}
     print("legacy CUDA IPC:", report["pid_namespace"], flush=True)
-    cases = [c for c in CASES if args.cases == "all" or c[1] == "small"]
+    cases = [c for c in CASES if args.cases == "all" or c[1] == "small" or args.cases == "quick"]
+    if args.cases == "quick":  # correctness only
+        cases = [c for c in cases if c[2] == "test"]
     for runner in args.runners.split(","):
         if runner == "bwrap" and shutil.which("bwrap") is None:
             report["rows"].append({"runner": runner, "error": "bwrap not on PATH"})
             continue
         for case, workload, mode in cases:
-            if runner != "process" and workload != "small" and mode == "benchmark":
-                continue  # one large timed row is enough
+            if runner != "process" and workload != "small" and (mode, case) != ("test", "honest"):
+                continue  # under the other runners, one large row is enough
             row = {"runner": runner, "case": case, "workload": workload, "mode": mode}
             row.update(evaluate_case(suite, args.out, runner, case, workload, mode))
             report["rows"].append(row)

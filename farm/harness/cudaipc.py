@@ -246,8 +246,11 @@ def _copy(e: Entry, device: torch.device, opened: dict[bytes, tuple[int, int]]) 
             f"an output's window [{e.offset}, {e.offset + e.nbytes}) lies outside its "
             f"{size}-byte allocation"
         )
-    window = torch.as_tensor(_Window(base + e.offset, e.nbytes), device=device)
-    mine.view(-1).view(torch.uint8).copy_(window)
+    try:
+        window = torch.as_tensor(_Window(base + e.offset, e.nbytes), device=device)
+        mine.view(-1).view(torch.uint8).copy_(window)
+    except (TypeError, RuntimeError) as exc:  # the mapping is not usable here
+        raise IpcError(f"reading an opened handle failed: {exc}") from None
     return mine
 
 
@@ -258,6 +261,6 @@ class _Window:
         self.__cuda_array_interface__ = {
             "shape": (nbytes,),
             "typestr": "|u1",
-            "data": (pointer, True),
+            "data": (pointer, False),  # torch takes no read-only device memory
             "version": 2,
         }
