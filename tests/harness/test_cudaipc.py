@@ -57,6 +57,11 @@ def test_a_layout_that_is_not_the_references_is_never_opened():
     problem = load_suite("core-v1").problem("vector_add")
     errors, _ = correctness.compare([out], expected, problem, device=torch.device("cpu"))
     assert [e["code"] for e in errors] == ["WRONG_SHAPE"]
+    # the problem's own checker never sees an output that was not read
+    errors, _ = correctness.compare(
+        [out], expected, problem, device=torch.device("cpu"), check=lambda outs: ["ran"]
+    )
+    assert [e["code"] for e in errors] == ["WRONG_SHAPE"]
 
 
 def test_hand_off_is_off_where_it_cannot_work(monkeypatch):
