@@ -211,14 +211,15 @@ def receive(
         return outputs
     _driver()
     opened: dict[bytes, tuple[int, int]] = {}
-    torch.cuda.synchronize(device)  # the device's primary context is current on this thread
-    try:
-        for i in wanted:
-            outputs[i] = _copy(entries[i], device, opened)
-        torch.cuda.synchronize(device)
-    finally:
-        for base, _ in opened.values():
-            _call("cuIpcCloseMemHandle", ctypes.c_uint64(base))
+    with torch.cuda.device(device):  # handles open in this device's (primary) context
+        torch.cuda.synchronize()
+        try:
+            for i in wanted:
+                outputs[i] = _copy(entries[i], device, opened)
+            torch.cuda.synchronize()
+        finally:
+            for base, _ in opened.values():
+                _call("cuIpcCloseMemHandle", ctypes.c_uint64(base))
     return outputs
 
 

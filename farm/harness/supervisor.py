@@ -335,6 +335,7 @@ class Evaluation:
                 reply, outputs = self._check_call(worker, w, seed, ref, ref_s, first=r == 0)
             except cudaipc.IpcError as exc:
                 self._to_pipe(str(exc))  # this round again, its outputs through the pipe
+                self.early[(w.id, seed)] = (ref, ref_s)
                 continue
             self.doc["guard"]["findings"] += _tag(reply.findings, w.id)
             check = checker(self.problem, w, seed, 0, self.target.torch_device)
