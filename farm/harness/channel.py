@@ -8,15 +8,16 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from farm.harness import protocol
 from farm.sandbox import DeviceAssignment, Limits, Runner
 from farm.sandbox.limits import vendor_of
 from farm.sandbox.toolchain import node_toolchain
 from farm.sandbox.watch import MemoryWatch
+
+if TYPE_CHECKING:  # starting a worker needs no torch (farm.harness.prestart)
+    import torch
 
 _STDERR_KEEP = 64 << 10  # bytes of worker stderr kept for the log
 WORKER_ARGS = ["-m", "farm.harness.worker"]  # what the sandbox's interpreter runs

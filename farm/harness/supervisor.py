@@ -23,6 +23,7 @@ from farm.harness import baselines, correctness, cudaipc, reference, replies, re
 from farm.harness.budget import LimitPolicy
 from farm.harness.channel import WorkerDied, WorkerProcess, WorkerSpec, stage_source
 from farm.harness.pool import WorkerPool
+from farm.harness.prestart import Early
 from farm.harness.reference import checker, expected
 from farm.harness.replies import BadReply
 from farm.harness.targets import Target, resolve_target
@@ -56,6 +57,7 @@ class EvalOptions:
     limits: Limits = field(default_factory=Limits)
     limit_policy: LimitPolicy | None = None  # None: LimitPolicy.from_env()
     pool: WorkerPool | None = None  # warm workers (agents); None starts fresh ones
+    early: Early | None = None  # a candidate worker the CLI started ahead (farm.harness.prestart)
 
 
 def evaluate(source_path: str | Path, **options: Any) -> dict[str, Any]:
@@ -231,6 +233,18 @@ class Evaluation:
     ) -> WorkerProcess:
         """A started worker: from the pool when there is one, else a fresh one in `workdir` with
         limits sized to the largest of `workloads` (`wait`: see WorkerProcess)."""
+        early, self.opts.early = self.opts.early, None
+        ids = [w.id for w in workloads]
+        if (
+            kind == "candidate"
+            and early
+            and early.serves(self.suite.root, self.problem.name, self.target.device, ids)
+        ):
+            self.doc["environment"]["sandbox"] = early.sandbox_name
+            if early.sandbox_note:
+                self.doc["environment"]["sandbox_note"] = early.sandbox_note
+            self.doc["environment"]["limits"] = {"memory_bytes": early.memory_bytes}
+            return early.worker
         pool = self.opts.pool
         if pool is not None:
             self.doc["environment"]["sandbox"] = pool.runner.name
