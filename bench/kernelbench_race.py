@@ -109,7 +109,7 @@ def _farm(rel: str, device: str, tiny: bool) -> dict[str, Any]:
     side = _timed(command)
     if result.is_file():
         doc = json.loads(result.read_text())
-        w = doc["workloads"][0]
+        w = (doc["workloads"] or [{}])[0]
         side.update(
             verdict=doc["verdict"],
             time_ms=w.get("time_ms"),
