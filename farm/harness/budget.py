@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from farm.harness.timing import TimingPolicy
 from farm.sandbox.limits import GiB, Limits, MiB
+
+if TYPE_CHECKING:  # sizing a worker's limits needs no torch (farm.harness.prestart)
+    from farm.harness.timing import TimingPolicy
 
 ENV_PREFIX = "FARM_LIMIT_"
 

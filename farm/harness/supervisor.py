@@ -19,10 +19,11 @@ from typing import Any
 import torch
 
 from farm.errors import FarmError, SubmissionError
-from farm.harness import baselines, correctness, reference, replies, report, seeds
+from farm.harness import baselines, correctness, cudaipc, reference, replies, report, seeds
 from farm.harness.budget import LimitPolicy
 from farm.harness.channel import WorkerDied, WorkerProcess, WorkerSpec, stage_source
 from farm.harness.pool import WorkerPool
+from farm.harness.prestart import Early
 from farm.harness.reference import checker, expected
 from farm.harness.replies import BadReply
 from farm.harness.targets import Target, resolve_target
@@ -57,6 +58,7 @@ class EvalOptions:
     limits: Limits = field(default_factory=Limits)
     limit_policy: LimitPolicy | None = None  # None: LimitPolicy.from_env()
     pool: WorkerPool | None = None  # warm workers (agents); None starts fresh ones
+    early: Early | None = None  # a candidate worker the CLI started ahead (farm.harness.prestart)
 
 
 def evaluate(source_path: str | Path, **options: Any) -> dict[str, Any]:
@@ -109,6 +111,10 @@ class Evaluation:
         self.phases: dict[str, float] = {}
         self.limit_policy = opts.limit_policy or LimitPolicy.from_env()
         self.call_s: dict[str, float] = {}  # trusted wall time of a workload's last check (s)
+        # reference outputs made ahead, by (workload id, seed): (outputs, seconds)
+        self.early: dict[tuple[str, int], tuple[list[torch.Tensor], float]] = {}
+        self.no_ipc = cudaipc.unavailable_reason(target.torch_device)  # None: outputs on device
+        self.doc["environment"]["output_transport"] = _transport(self.no_ipc)
 
     def execute(self) -> dict[str, Any]:
         started = time.time()
@@ -172,26 +178,27 @@ class Evaluation:
             )
 
     def _start_candidate(self, tmp: Path, workloads: list[Workload]) -> WorkerProcess | None:
+        """A started worker with the submission loaded, or None (the failure is recorded). The
+        load request goes out right behind the worker's setup, and the trusted side makes its
+        first reference outputs while the worker starts (farm.harness.channel)."""
         try:
             with self._phase("sandbox_start"):
-                worker = self._acquire("candidate", tmp / "candidate", workloads)
+                worker = self._acquire("candidate", tmp / "candidate", workloads, wait=False)
+                try:
+                    worker.send(self._load_request(worker, workloads))
+                    self._first_reference(workloads)
+                    worker.ready()
+                except BaseException:
+                    self._release("candidate", worker)
+                    raise
         except WorkerDied as exc:
             raise FarmError(
                 f"the sandboxed worker did not start: {replies.text(exc.detail, 2000)}",
                 hint="check the node's sandbox set-up (farm hardware; docs/security.md)",
             ) from None
         try:
-            staged = stage_source(self.source_path, worker.spec.workdir)
-            axes = workloads[0].axes if workloads else {}
-            request = {
-                "op": "load",
-                "gpumode_data": self.problem.extra.get("gpumode_data", "tuple"),
-                "source_path": str(staged),
-                "axes": axes,
-                "problem_dir": str(self.problem.directory.resolve()),
-            }
             with self._phase("load"):
-                header, _ = worker.request(request, timeout=self.limit_policy.load_s)
+                header, _ = worker.receive(timeout=self.limit_policy.load_s)
             reply = replies.load(header)
         except (WorkerDied, BadReply) as exc:
             self._release("candidate", worker)
@@ -205,9 +212,40 @@ class Evaluation:
         self.doc["submission"]["form"] = reply.form
         return worker
 
-    def _acquire(self, kind: str, workdir: Path, workloads: list[Workload]) -> WorkerProcess:
+    def _load_request(self, worker: WorkerProcess, workloads: list[Workload]) -> dict[str, Any]:
+        staged = stage_source(self.source_path, worker.spec.workdir)
+        return {
+            "op": "load",
+            "gpumode_data": self.problem.extra.get("gpumode_data", "tuple"),
+            "source_path": str(staged),
+            "axes": workloads[0].axes if workloads else {},
+            "problem_dir": str(self.problem.directory.resolve()),
+        }
+
+    def _first_reference(self, workloads: list[Workload]) -> None:
+        """The first check's reference outputs, made ahead (kept for `_check`)."""
+        if workloads:
+            w = workloads[0]
+            seed = seeds.derive(self.base, self.problem.name, w.id, "check", 0)
+            self.early[(w.id, seed)] = self._expected(w, seed, 0)
+
+    def _acquire(
+        self, kind: str, workdir: Path, workloads: list[Workload], *, wait: bool = True
+    ) -> WorkerProcess:
         """A started worker: from the pool when there is one, else a fresh one in `workdir` with
-        limits sized to the largest of `workloads`."""
+        limits sized to the largest of `workloads` (`wait`: see WorkerProcess)."""
+        early, self.opts.early = self.opts.early, None
+        ids = [w.id for w in workloads]
+        if (
+            kind == "candidate"
+            and early
+            and early.serves(self.suite.root, self.problem.name, self.target.device, ids)
+        ):
+            self.doc["environment"]["sandbox"] = early.sandbox_name
+            if early.sandbox_note:
+                self.doc["environment"]["sandbox_note"] = early.sandbox_note
+            self.doc["environment"]["limits"] = {"memory_bytes": early.memory_bytes}
+            return early.worker
         pool = self.opts.pool
         if pool is not None:
             self.doc["environment"]["sandbox"] = pool.runner.name
@@ -231,11 +269,13 @@ class Evaluation:
         if runner.note:
             self.doc["environment"]["sandbox_note"] = runner.note
         self.doc["environment"]["limits"] = {"memory_bytes": limits.memory_bytes}
-        return WorkerProcess(runner, spec)
+        return WorkerProcess(runner, spec, wait=wait)
 
     def _release(self, kind: str, worker: WorkerProcess) -> None:
         pool = self.opts.pool
-        if pool is None:
+        if pool is None and kind == "candidate":
+            worker.discard()
+        elif pool is None:
             worker.close()
         elif kind == "candidate" or worker.proc.poll() is not None:
             pool.discard(worker)
@@ -301,19 +341,17 @@ class Evaluation:
         errors: list[dict[str, Any]] = []
         stats: dict[str, float] = {}
         rounds = ROUNDS[self.mode]
-        for r in range(rounds):
+        r = 0
+        while r < rounds:
             seed = seeds.derive(self.base, self.problem.name, w.id, "check", r)
-            ref, ref_s = self._expected(w, seed, 0)
-            timeout = self.limit_policy.call_seconds(ref_s, first=r == 0)
-            started = time.perf_counter()
-            header, outputs = worker.request(
-                {"op": "check", **self._request(w, seed)},
-                timeout=timeout,
-                max_bytes=self._frame_bytes(w, 1),
-                watch=self.gpu_limit_bytes(w),
-            )
-            self.call_s[w.id] = time.perf_counter() - started
-            reply = replies.check(header, inputs=self.problem.input_tensors())
+            early = self.early.pop((w.id, seed), None)
+            ref, ref_s = early if early is not None else self._expected(w, seed, 0)
+            try:
+                reply, outputs = self._check_call(worker, w, seed, ref, ref_s, first=r == 0)
+            except cudaipc.IpcError as exc:
+                self._to_pipe(str(exc))  # this round again, its outputs through the pipe
+                self.early[(w.id, seed)] = (ref, ref_s)
+                continue
             self.doc["guard"]["findings"] += _tag(reply.findings, w.id)
             check = checker(self.problem, w, seed, 0, self.target.torch_device)
             errors = self._verify(reply.failure, reply.inputs_modified, outputs, ref, check)
@@ -322,10 +360,65 @@ class Evaluation:
             if errors:
                 break
             stats = self._last_stats
+            r += 1
         status = report.status_of(errors)
         entry = report.workload_entry(self.problem, w, status, errors)
         entry["correctness"] = {"rounds": rounds if not errors else r + 1, **stats}
         return entry
+
+    def _check_call(
+        self,
+        worker: WorkerProcess,
+        w: Workload,
+        seed: int,
+        ref: list[torch.Tensor],
+        ref_s: float,
+        *,
+        first: bool,
+    ) -> tuple[replies.CheckReply, list[torch.Tensor]]:
+        """One checked call of the candidate: its reply and its outputs, which the trusted side
+        now owns (copied on the device, or read from the pipe). `ref_s`: the reference's time
+        on the same inputs (s), the yardstick of the call's time limit."""
+        timeout = self.limit_policy.call_seconds(ref_s, first=first)
+        request = {"op": "check", **self._request(w, seed)}
+        if self.no_ipc is None:
+            request["outputs"] = "ipc"
+        started = time.perf_counter()
+        header, outputs = worker.request(
+            request,
+            timeout=timeout,
+            max_bytes=self._frame_bytes(w, 1),
+            watch=self.gpu_limit_bytes(w),
+        )
+        self.call_s[w.id] = time.perf_counter() - started
+        reply = replies.check(header, inputs=self.problem.input_tensors())
+        return reply, self._received(header, outputs, ref)
+
+    def _received(
+        self, header: dict[str, Any], tensors: list[torch.Tensor], ref: list[torch.Tensor]
+    ) -> list[torch.Tensor]:
+        """A reply's outputs: those the worker left on the device, copied into the trusted
+        side's memory (laid out as `ref`, the reference outputs), else the frame's tensors.
+        Raises BadReply for a malformed entry, cudaipc.IpcError when a handle does not open."""
+        if "outputs_ipc_error" in header and self.no_ipc is None:
+            self._to_pipe(
+                "the worker could not share its outputs: "
+                + replies.text(header["outputs_ipc_error"], 300)
+            )
+        if "outputs_ipc" not in header:
+            return tensors
+        if self.no_ipc is not None or tensors:
+            raise BadReply("outputs on the device were not asked for, or came with tensors")
+        try:
+            entries = cudaipc.parse(header["outputs_ipc"])
+            return cudaipc.receive(entries, ref, self.target.torch_device)
+        except cudaipc.BadEntry as exc:
+            raise BadReply(str(exc)) from None
+
+    def _to_pipe(self, why: str) -> None:
+        """Outputs come through the pipe for the rest of this evaluation (said in the result)."""
+        self.no_ipc = why
+        self.doc["environment"]["output_transport"] = _transport(why)
 
     def _expected(self, w: Workload, seed: int, index: int) -> tuple[list[torch.Tensor], float]:
         """The reference outputs of call `index`, and the seconds the trusted side took to make
@@ -585,6 +678,11 @@ def _load_failure(exc: WorkerDied | BadReply) -> replies.Failure:
     status = _DIED[exc.status]
     detail = replies.text(exc.detail)
     return replies.Failure(exc.code, status, detail, compile=exc.code == "WORKER_DIED")
+
+
+def _transport(no_ipc: str | None) -> str:
+    """How checked outputs reach the trusted side, as the result's environment says it."""
+    return "device (CUDA IPC)" if no_ipc is None else f"pipe ({no_ipc})"
 
 
 def _tag(findings: list[dict[str, Any]], workload_id: str) -> list[dict[str, Any]]:

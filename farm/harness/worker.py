@@ -73,6 +73,8 @@ class Session:
         self.kept: list[list[Any]] = []  # the last window's outputs, per call
         self.kept_start = 0
         self.measure = measure
+        self.shared: list[Any] = []  # outputs the trusted side reads on the device; kept until
+        # the next request (farm.harness.cudaipc)
         _cap_device_memory(self.device, setup.get("gpu_memory_bytes"))
 
     def hello(self) -> dict[str, Any]:
@@ -90,6 +92,7 @@ class Session:
         from farm.harness.simtimer import SimFailure
 
         op = request.get("op")
+        self.shared = []
         try:
             if request.get("gpu_memory_bytes"):  # this workload's cap (the watch enforces it)
                 _cap_device_memory(self.device, request["gpu_memory_bytes"])
@@ -101,8 +104,25 @@ class Session:
             tensors = []
         except Exception as exc:
             reply, tensors = {"ok": False, "status": "HARNESS_ERROR", "detail": _tb(exc)}, []
-        with timing.harness_torch():  # serialisation runs outside the submission's modes
-            protocol.send(self.out, {"op": op, **reply}, tensors)
+        with timing.harness_torch():  # sharing and serialisation run outside its modes
+            shared, tensors = self._share(request, tensors)
+            protocol.send(self.out, {"op": op, **reply, **shared}, tensors)
+
+    def _share(self, request: dict[str, Any], tensors: list) -> tuple[dict[str, Any], list]:
+        """(header fields, tensors for the pipe): where the trusted side asked for the outputs
+        on the device, their IPC entries and no tensors (the outputs stay alive until the next
+        request); else, or when the driver cannot share them, the tensors themselves."""
+        if request.get("outputs") != "ipc" or not tensors:
+            return {}, tensors
+        from farm.harness import cudaipc
+
+        if not cudaipc.exportable(tensors, self.device):
+            return {}, tensors
+        try:
+            entries, self.shared = cudaipc.export(tensors)
+        except cudaipc.IpcError as exc:
+            return {"outputs_ipc_error": str(exc)[:500]}, tensors
+        return {"outputs_ipc": entries}, []
 
     def op_load(self, request: dict[str, Any]) -> tuple[dict[str, Any], list]:
         from farm.errors import SubmissionError
