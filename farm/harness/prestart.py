@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from farm.errors import FarmError
+from farm.hardware import kinds
 from farm.harness.budget import LimitPolicy
 from farm.harness.channel import WorkerDied, WorkerProcess, WorkerSpec
 from farm.sandbox import Limits, get_runner
-from farm.sandbox.limits import vendor_of
 from farm.suite.loader import load_suite
 from farm.suite.model import Problem, Workload
 
@@ -90,10 +90,10 @@ def _spawn(
     sandbox: str,
 ) -> Early:
     policy = LimitPolicy.from_env()
-    gpu = device in ("cuda", "rocm")
+    gpu = kinds.is_gpu(device)
     largest = max(problem.io_bytes(w) for w in workloads)
     limits = policy.sandbox_limits(Limits(), workload_bytes=largest, gpu=gpu)
-    runner = get_runner(sandbox, vendor=vendor_of(device))
+    runner = get_runner(sandbox, vendor=kinds.gpu_vendor(device))
     root = Path(tempfile.mkdtemp(prefix="farm-eval-"))
     workdir = root / "candidate"
     workdir.mkdir()

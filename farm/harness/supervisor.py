@@ -31,7 +31,6 @@ from farm.harness.timing import TimingPolicy
 from farm.harness.windows import WindowDriver
 from farm.result import Mode, WorkloadStatus, reason
 from farm.sandbox import Limits, get_runner
-from farm.sandbox.limits import vendor_of
 from farm.suite.loader import Suite, load_suite
 from farm.suite.model import Problem, Workload
 
@@ -166,7 +165,7 @@ class Evaluation:
         """The wall-clock rule's yardstick where no eager baseline gives one: the timing loop
         around a call that does nothing, measured here (farm.harness.reference). Simulated times
         (npu-sim) are not wall-clock times."""
-        if self.target.device == "npu-sim":
+        if self.target.kind.simulated:
             return
         policy = self.target.policy(self.opts.policy)
         for w in timed:
@@ -251,10 +250,10 @@ class Evaluation:
             self.doc["environment"]["sandbox"] = pool.runner.name
             return pool.candidate() if kind == "candidate" else pool.baseline(kind)
         workdir.mkdir(parents=True, exist_ok=True)
-        runner = get_runner(self.opts.sandbox, vendor=vendor_of(self.target.device))
+        runner = get_runner(self.opts.sandbox, vendor=self.target.kind.gpu_vendor)
         largest = max((self._workload_bytes(w) for w in workloads), default=0)
         limits = self.limit_policy.sandbox_limits(
-            self.opts.limits, workload_bytes=largest, gpu=self.target.torch_device.type == "cuda"
+            self.opts.limits, workload_bytes=largest, gpu=self.target.kind.gpu
         )
         spec = WorkerSpec(
             device=self.target.device,
@@ -424,7 +423,7 @@ class Evaluation:
         """The reference outputs of call `index`, and the seconds the trusted side took to make
         them (input generation included): the yardstick of the candidate's time limits."""
         device = self.target.torch_device
-        gpu = device.type == "cuda"
+        gpu = self.target.kind.gpu
         if gpu:
             before = torch.cuda.memory_allocated(device)
             torch.cuda.reset_peak_memory_stats(device)
@@ -509,7 +508,7 @@ class Evaluation:
             keep_calls=self.limit_policy.keep_calls(out_bytes, self._workload_bytes(w)),
             pick_bytes=self._frame_bytes(w, 1),
             watch=self.gpu_limit_bytes(w) if watch else None,
-            simulated=self.target.device == "npu-sim",
+            simulated=self.target.kind.simulated,
         )
 
     def _timing_request(self, w: Workload, seed: int, policy: TimingPolicy) -> dict[str, Any]:
@@ -543,7 +542,7 @@ class Evaluation:
         """Device memory (bytes) the worker may hold while it serves `w`: the stated factor
         times the larger of the workload's inputs + outputs and the reference's own peak (input
         generation included) as the trusted side measured it, plus the floor; None off GPUs."""
-        if self.target.torch_device.type != "cuda":
+        if not self.target.kind.gpu:
             return None
         need = max(self._workload_bytes(w), self.ref_peak.get(w.id, 0))
         return self.limit_policy.gpu_memory_bytes(need)

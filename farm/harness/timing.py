@@ -54,6 +54,8 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
+from farm.hardware import kinds
+
 FLUSH_KERNEL = "farm_l2_flush"
 END_KERNEL = "farm_call_end"
 
@@ -79,7 +81,7 @@ class TimingPolicy:
     def for_device(cls, device: str, **overrides: Any) -> TimingPolicy:
         base = (
             cls()
-            if device in ("cuda", "rocm")
+            if kinds.is_gpu(device)
             else cls(warmup_ms=50, window=10, window_ms=150, budget_ms=1500)
         )
         return cls(**{**base.__dict__, **overrides})

@@ -14,6 +14,8 @@ import traceback
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from farm.hardware.kinds import get_kind, on_gpu
+
 
 def _take_channel() -> tuple[BinaryIO, BinaryIO]:
     chan_in = os.fdopen(os.dup(0), "rb", buffering=0)
@@ -34,12 +36,13 @@ def main() -> int:
     from farm.harness import protocol
 
     setup, _ = protocol.recv(chan_in)
+    kind = get_kind(str(setup.get("device")))
     measure = None
-    if setup.get("device") == "npu-sim":
+    if kind.simulated:
         from farm.hardware import npu_sim
 
         measure = npu_sim.install()  # before triton is imported anywhere; keep this handle
-    elif setup.get("device") == "cpu":
+    elif not kind.gpu:
         os.environ["TRITON_INTERPRET"] = "1"  # Triton kernels run on the CPU interpreter
     session = Session(setup, chan_out, measure)
     protocol.send(chan_out, session.hello())
@@ -63,11 +66,11 @@ class Session:
 
         self.setup = setup
         self.out = chan_out
-        self.device_kind = setup["device"]
-        self.device = torch.device("cuda" if self.device_kind in ("cuda", "rocm") else "cpu")
+        self.kind = get_kind(setup["device"])
+        self.device = torch.device(self.kind.torch_device)
         self.reference: Any = None  # the problem's reference.py, set by `load`
         self.submission: Any = None
-        self.guard = runtime.Guard(cuda=self.device.type == "cuda")
+        self.guard = runtime.Guard(cuda=self.kind.gpu)
         self.timer: Any = None
         self.timing: tuple[Any, Any] | None = None  # (input maker, policy) of the timed workload
         self.kept: list[list[Any]] = []  # the last window's outputs, per call
@@ -208,7 +211,7 @@ class Session:
         """Pay the timer's one-time costs (profiler start-up, marker kernels' JIT) now, before the
         submission is imported, so every measured request of every worker starts warm and the
         trusted side's wall-clock comparison between workers is fair."""
-        if self.device.type != "cuda" or self.timer is not None:
+        if not self.kind.gpu or self.timer is not None:
             return
         import torch
 
@@ -224,9 +227,9 @@ class Session:
         from farm.harness import timing
 
         if self.timer is None:
-            if self.device_kind in ("cuda", "rocm"):
+            if self.kind.timer == "gpu-events":
                 self.timer = timing.GpuTimer(self.device, int(request.get("llc_bytes", 50 << 20)))
-            elif self.device_kind == "npu-sim":
+            elif self.kind.timer == "npu-sim-ledger":
                 from farm.harness.simtimer import SimTimer
 
                 self.timer = SimTimer(self.measure)
@@ -236,7 +239,7 @@ class Session:
 
     def _call(self, inputs: list) -> list:
         outputs = self._guarded_call(inputs)
-        if self.device.type == "cuda":
+        if self.kind.gpu:
             import torch
 
             torch.cuda.synchronize()
@@ -312,7 +315,7 @@ def _cap_device_memory(device, limit: int | None) -> None:  # type: ignore[no-un
     """Cap torch's caching allocator at `limit` bytes, so that a kernel that asks for too much
     gets a clear out-of-memory error. The trusted side enforces the limit itself (it watches the
     process from outside); this cap only makes honest failures readable."""
-    if device.type != "cuda" or not limit:
+    if not on_gpu(device) or not limit:
         return
     import torch
 
@@ -324,7 +327,7 @@ def _cap_device_memory(device, limit: int | None) -> None:  # type: ignore[no-un
 def _device_name(device) -> str:  # type: ignore[no-untyped-def]
     import torch
 
-    if device.type == "cuda":
+    if on_gpu(device):
         return torch.cuda.get_device_name(device)
     return "cpu"
 

@@ -61,8 +61,6 @@ class Limits:
 
 
 Vendor = str  # a GPU kind's vendor (farm.hardware.kinds): "nvidia", "amd"
-# The GPU vendor behind a device kind; None for cpu and npu-sim. Kept under this name for callers.
-vendor_of = kinds.gpu_vendor
 
 
 @dataclass(frozen=True)

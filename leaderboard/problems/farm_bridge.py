@@ -14,7 +14,7 @@ from functools import cache
 from typing import Any
 
 from farm.errors import FarmError
-from farm.hardware import specs
+from farm.hardware import kinds, specs
 from farm.hardware.specs import HardwareSpec
 from farm.scoring import FLOOR_SLACK
 from farm.sol import UnsupportedWorkload, sol_bound
@@ -26,8 +26,6 @@ log = logging.getLogger(__name__)
 # what the core raises for a name it does not know or a workload a class cannot run
 UNRESOLVABLE = (FarmError, UnsupportedWorkload)
 _BASE_LANGUAGES = ("pytorch", "triton")
-_VENDOR_LANGUAGES = {"nvidia": ("cuda",), "amd": ("hip",)}
-_VENDOR_DEVICE = {"nvidia": "cuda", "amd": "rocm", "npu": "npu-sim", "cpu": "cpu"}
 
 
 def suite_names() -> list[str]:
@@ -39,12 +37,17 @@ def suite_load(name: str) -> Suite:
     return load_suite(name, verify=True)
 
 
-def vendor_of(name: str) -> str:
-    return name.split("-", 1)[0]
+def languages_for(spec: HardwareSpec) -> list[str]:
+    """What a class runs: PyTorch and Triton everywhere, plus its device kind's own languages."""
+    return [*_BASE_LANGUAGES, *kinds.get_kind(spec.device).languages]
 
 
-def languages_for(vendor: str) -> list[str]:
-    return [*_BASE_LANGUAGES, *_VENDOR_LANGUAGES.get(vendor, ())]
+def language_advice(language: str) -> str:
+    """Where a source in `language` can run, for a refusal's message."""
+    for kind in kinds.all_kinds():
+        if language in kind.languages:
+            return f"a {kind.name} hardware class ({', '.join(kind.classes())})"
+    return "a hardware class that runs it"
 
 
 @cache

@@ -15,23 +15,19 @@ def hardware_sync() -> list[HardwareClass]:
     result = []
     for name in farm_bridge.hardware_names():
         spec = farm_bridge.hardware_spec(name)
-        vendor = str(getattr(spec, "vendor", "") or farm_bridge.vendor_of(name))
-        device = str(getattr(spec, "device", "") or _device_of(vendor))
+        if spec is None:  # hardware_names() are the spec table's, so every class has one
+            raise FarmError(f"hardware class {name} has no spec")
         hw, _ = HardwareClass.objects.update_or_create(
             name=name,
             defaults={
-                "vendor": vendor,
-                "device": device,
-                "languages": farm_bridge.languages_for(vendor),
+                "vendor": spec.vendor,
+                "device": spec.device,
+                "languages": farm_bridge.languages_for(spec),
                 "spec": farm_bridge.spec_json(spec),
             },
         )
         result.append(hw)
     return result
-
-
-def _device_of(vendor: str) -> str:
-    return {"nvidia": "cuda", "amd": "rocm", "npu": "npu-sim"}.get(vendor, "cpu")
 
 
 @transaction.atomic

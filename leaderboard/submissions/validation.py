@@ -7,12 +7,11 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from farm.suite.model import LANGUAGES
+from leaderboard.problems import farm_bridge
 from leaderboard.problems.models import HardwareClass, Problem, Suite
 from leaderboard.problems.selectors import NotFound, hardware_get, problem_get, suite_get
 from leaderboard.submissions.languages import language_detect
 from leaderboard.submissions.models import Submission
-
-_VENDOR_ADVICE = {"cuda": "an NVIDIA class", "hip": "an AMD class"}
 
 
 class SubmissionInvalid(ValueError):
@@ -151,7 +150,7 @@ def _check_language(
         )
     for hw in hardware:
         if lang not in hw.languages:
-            advice = _VENDOR_ADVICE.get(lang, "a hardware class that runs it")
+            advice = farm_bridge.language_advice(lang)
             messages.append(
                 f"'{lang}' cannot run on {hw.name} (it runs {', '.join(hw.languages)}); "
                 f"submit it to {advice} or port the kernel"

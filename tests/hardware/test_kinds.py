@@ -149,13 +149,7 @@ OWNERS = {  # the records, the backends and the spec table
 }  # fmt: skip
 # Files that still derive kinds themselves, edited elsewhere at the time of writing; switch them
 # to farm.hardware.kinds and remove them here (the test fails when a count goes down, too).
-PENDING = {
-    "farm/harness/worker.py": 4,
-    "farm/harness/supervisor.py": 2,
-    "farm/harness/timing.py": 1,
-    "leaderboard/problems/farm_bridge.py": 2,
-    "leaderboard/problems/services.py": 2,
-}
+PENDING: dict[str, int] = {}  # files not yet switched to the records (none)
 KIND_WORDS = {"rocm", "npu-sim", *(s.name for s in all_specs())}
 KIND_PARTS = ("_VISIBLE_DEVICES", "/dev/nvidia", "/dev/kfd", "/dev/dri/")
 

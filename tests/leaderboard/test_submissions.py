@@ -91,7 +91,7 @@ def test_batch_limit(clients, local_storage, settings):
             "'fast' is not a mode; use one of test, benchmark, leaderboard, profile",
         ),
         ({"source": CUDA}, "language", "'cuda' cannot run on npu-sim-v1"),
-        ({"source": CUDA, "hardware": [AMD]}, "language", "submit it to an NVIDIA class"),
+        ({"source": CUDA, "hardware": [AMD]}, "language", "submit it to a cuda hardware class"),
         ({"language": "hip", "hardware": [GPU]}, "language", "'hip' cannot run on nvidia-h100"),
         (
             {"problem": "matmul", "source": CUDA, "hardware": [GPU]},
