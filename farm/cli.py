@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
-def _load(module_name: str):  # type: ignore[no-untyped-def]
+def _load(module_name: str):
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -92,7 +92,7 @@ def _load(module_name: str):  # type: ignore[no-untyped-def]
         raise
 
 
-def _missing(name: str):  # type: ignore[no-untyped-def]
+def _missing(name: str):
     def run(_args: argparse.Namespace) -> int:
         raise FarmError(
             f"`farm {name}` is not available in this installation",

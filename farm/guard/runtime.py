@@ -511,7 +511,7 @@ class StreamCounter:
             counter.created += 1
             return original_new(cls, *args, **kwargs)
 
-        stream_cls.__new__ = counting_new  # type: ignore[method-assign,assignment]
+        stream_cls.__new__ = counting_new  # type: ignore[method-assign]
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -39,9 +39,9 @@ def _load_amdsmi(amdsmi: ModuleType | None) -> ModuleType | None:
     if amdsmi is not None:
         return amdsmi
     try:
-        import amdsmi as lib  # type: ignore[import-not-found]
+        import amdsmi as lib
 
-        return lib  # type: ignore[no-any-return]
+        return lib
     except ImportError:  # also raised when the package is present but libamd_smi.so is not
         return None
 

@@ -102,7 +102,7 @@ def load(
     )
 
 
-def _kernelbench(module: ModuleType, init_inputs, seed_weights, device=None):  # type: ignore[no-untyped-def]
+def _kernelbench(module: ModuleType, init_inputs, seed_weights, device=None):
     args = list(init_inputs()) if init_inputs else []
     if seed_weights:
         seed_weights()

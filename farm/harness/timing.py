@@ -260,13 +260,13 @@ class GpuTimer:
         return Window(spans, events, kept)
 
 
-def _profiler():  # type: ignore[no-untyped-def]
+def _profiler():
     from torch.profiler import ProfilerActivity, profile
 
     return profile(activities=[ProfilerActivity.CUDA])
 
 
-def _activities(prof) -> list[tuple[int, int, str]]:  # type: ignore[no-untyped-def]
+def _activities(prof) -> list[tuple[int, int, str]]:
     """(start ns, end ns, name) of every device activity in a finished profile, read from the
     raw Kineto results: torch's `prof.events()` first builds the whole function-event tree, whose
     cost grows with the trace (seconds per window of a few hundred kernels)."""

@@ -223,7 +223,7 @@ class Session:
         )
         timing.run_windows(self._timer(request), lambda xs: [xs[0] + 1], lambda i: [x], policy)
 
-    def _timer(self, request: dict[str, Any]):  # type: ignore[no-untyped-def]
+    def _timer(self, request: dict[str, Any]):
         from farm.harness import timing
 
         if self.timer is None:
@@ -279,7 +279,7 @@ def _is_compile_error(exc: BaseException) -> bool:
     return any((k.__module__, k.__name__) in _COMPILE_ERRORS for k in type(exc).__mro__)
 
 
-def _reference_call(reference, compiled: bool):  # type: ignore[no-untyped-def]
+def _reference_call(reference, compiled: bool):
     """The baseline: the problem's reference, eager or under torch.compile (trusted code)."""
     import torch
 
@@ -311,7 +311,7 @@ def _tb(exc: BaseException, limit: int = 4000) -> str:
 _FARM_DIR = str(Path(__file__).resolve().parent.parent) + os.sep
 
 
-def _cap_device_memory(device, limit: int | None) -> None:  # type: ignore[no-untyped-def]
+def _cap_device_memory(device, limit: int | None) -> None:
     """Cap torch's caching allocator at `limit` bytes, so that a kernel that asks for too much
     gets a clear out-of-memory error. The trusted side enforces the limit itself (it watches the
     process from outside); this cap only makes honest failures readable."""
@@ -324,7 +324,7 @@ def _cap_device_memory(device, limit: int | None) -> None:  # type: ignore[no-un
     torch.cuda.set_per_process_memory_fraction(min(1.0, limit / total), index)
 
 
-def _device_name(device) -> str:  # type: ignore[no-untyped-def]
+def _device_name(device) -> str:
     import torch
 
     if on_gpu(device):

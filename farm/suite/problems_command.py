@@ -64,14 +64,14 @@ def _list(suite_name: str, category: str | None) -> int:
     return 0
 
 
-def _console():  # type: ignore[no-untyped-def]
+def _console():
     from rich.console import Console
 
     # Piped output gets a fixed width wide enough that no name wraps (greppable rows).
     return Console(width=None if sys.stdout.isatty() else PIPE_WIDTH)
 
 
-def _table(name, suite_hash, pinned, problems):  # type: ignore[no-untyped-def]
+def _table(name, suite_hash, pinned, problems):
     from rich.table import Table
 
     if suite_hash and pinned:
@@ -86,7 +86,7 @@ def _table(name, suite_hash, pinned, problems):  # type: ignore[no-untyped-def]
     return table
 
 
-def problem_find(suite_name: str, name: str):  # type: ignore[no-untyped-def]
+def problem_find(suite_name: str, name: str):
     """The problem `name` of the suite; raises FarmError with a did-you-mean hint."""
     from farm.errors import unknown
     from farm.suite import loader
@@ -97,7 +97,7 @@ def problem_find(suite_name: str, name: str):  # type: ignore[no-untyped-def]
     return suite.problems[name]
 
 
-def problem_summary(problem) -> dict:  # type: ignore[no-untyped-def]
+def problem_summary(problem) -> dict:
     """A JSON-able description of a problem (what `show --json` prints)."""
     from farm.suite.starters import STARTER_LANGUAGES
 
@@ -116,7 +116,7 @@ def problem_summary(problem) -> dict:  # type: ignore[no-untyped-def]
     }
 
 
-def _spec(spec) -> dict:  # type: ignore[no-untyped-def]
+def _spec(spec) -> dict:
     return {"name": spec.name, "shape": list(spec.shape), "dtype": spec.dtype}
 
 
@@ -143,7 +143,7 @@ def _show(suite_name: str, name: str, *, as_json: bool) -> int:
     return 0
 
 
-def _workload_table(workloads: list[dict]):  # type: ignore[no-untyped-def]
+def _workload_table(workloads: list[dict]):
     from rich.table import Table
 
     table = Table(title="workloads")

@@ -26,7 +26,7 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def make_client(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def make_client(args: argparse.Namespace):
     from farm.client import FarmClient
 
     return FarmClient(
@@ -84,7 +84,7 @@ def fmt_score(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def console(stderr: bool = False):  # type: ignore[no-untyped-def]
+def console(stderr: bool = False):
     from rich.console import Console
 
     return Console(stderr=stderr)

@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     return verdict_exit_code(runs)
 
 
-def verdict_exit_code(runs) -> int:  # type: ignore[no-untyped-def]
+def verdict_exit_code(runs) -> int:
     """1 when a run failed in the farm (no verdict to judge by), else 6 for any REJECTED run,
     5 for any other verdict than PASSED, 0 when every run PASSED."""
     if any(r.state == "failed" for r in runs):
@@ -111,7 +111,7 @@ def _fields(args: argparse.Namespace, source: str, filename: str) -> dict:
     return fields
 
 
-def follow(client, submission, *, timeout_s: float):  # type: ignore[no-untyped-def]
+def follow(client, submission, *, timeout_s: float):
     """Show each run's state live until all are finished; return them with their results."""
     from rich.live import Live
 
@@ -139,7 +139,7 @@ def follow(client, submission, *, timeout_s: float):  # type: ignore[no-untyped-
     return [client.run(i) for i in runs]
 
 
-def _progress(runs, elapsed: float):  # type: ignore[no-untyped-def]
+def _progress(runs, elapsed: float):
     from rich.table import Table
 
     table = Table(title=f"waiting ({elapsed:.0f} s)", show_edge=False)
@@ -150,7 +150,7 @@ def _progress(runs, elapsed: float):  # type: ignore[no-untyped-def]
     return table
 
 
-def show_results(runs) -> None:  # type: ignore[no-untyped-def]
+def show_results(runs) -> None:
     from farm.client.commands.tables import result_table, run_footer
 
     out = console()

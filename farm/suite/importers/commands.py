@@ -72,7 +72,7 @@ def _print_skipped(skipped: list[str]) -> None:
         print(f"skipped {line}", file=sys.stderr)
 
 
-def importer(fmt: str):  # type: ignore[no-untyped-def]
+def importer(fmt: str):
     if fmt == "kernelbench":
         from farm.suite.importers import kernelbench
 

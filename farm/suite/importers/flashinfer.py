@@ -198,7 +198,7 @@ def problem_draft(
     return draft, notes
 
 
-def _input_kinds(inputs, workloads) -> tuple[dict[str, Any], list[str], list[str]]:  # type: ignore[no-untyped-def]
+def _input_kinds(inputs, workloads) -> tuple[dict[str, Any], list[str], list[str]]:
     """Scalar inputs' single values, names of int inputs drawn at random, and notes."""
     scalars: dict[str, Any] = {}
     ints: list[str] = []
@@ -222,7 +222,7 @@ def _fits(specs: list[dict[str, Any]], axes: dict[str, int]) -> bool:
     return rules.elements(specs, axes) <= common.SMALL_ELEMENTS
 
 
-def _flops(definition, inputs, axes, names) -> tuple[str, str | None]:  # type: ignore[no-untyped-def]
+def _flops(definition, inputs, axes, names) -> tuple[str, str | None]:
     namespace: dict[str, Any] = {}
     exec(compile(definition["reference"], f"<{definition['name']}>", "exec"), namespace)
 
@@ -252,7 +252,7 @@ def _as_tuple(out: Any) -> Any:
 
 
 # --- export -----------------------------------------------------------------------------------
-def _dim_names(problem) -> dict[str | int, str]:  # type: ignore[no-untyped-def]
+def _dim_names(problem) -> dict[str | int, str]:
     """flashinfer-trace axis name of each dim: the axis itself, `n<value>` for an int, and a
     derived name (`H_2` for `H // 2`) for a formula."""
     names: dict[str | int, str] = {}
@@ -275,7 +275,7 @@ def _dim_value(dim: str | int, axes: dict[str, int]) -> int:
     return dim if isinstance(dim, int) else int(formulas.evaluate(dim, axes))
 
 
-def definition_from_problem(problem) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def definition_from_problem(problem) -> dict[str, Any]:
     """A flashinfer-trace Definition of one of our problems: dims that are the same in every
     workload are `const` axes, the others `var`; an int dim is a `const` axis `n<value>` and a
     formula dim gets an axis of its own."""
@@ -286,7 +286,7 @@ def definition_from_problem(problem) -> dict[str, Any]:  # type: ignore[no-untyp
         only = values.pop() if len(values) == 1 else None
         axes[axis] = {"type": "const", "value": only} if only else {"type": "var"}
 
-    def tensor(spec, dtype: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    def tensor(spec, dtype: str) -> dict[str, Any]:
         dt = spec.resolved_dtype(dtype)
         return {"shape": [names[d] for d in spec.shape], "dtype": _OURS_TO_THEIRS.get(dt, dt)}
 
@@ -309,7 +309,7 @@ def workload_id(suite_hash: str | None, problem: str, workload: str) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"farm:{suite_hash}:{problem}:{workload}"))
 
 
-def workload_entries(problem, suite_hash: str | None) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+def workload_entries(problem, suite_hash: str | None) -> list[dict[str, Any]]:
     definition = definition_from_problem(problem)
     var = {a for a, v in definition["axes"].items() if v["type"] == "var"}
     dims = {axis: dim for dim, axis in _dim_names(problem).items() if axis in var}
@@ -466,7 +466,7 @@ def traces_from_result(doc: dict[str, Any], *, solution: str) -> list[dict[str, 
     return traces
 
 
-def _evaluation(doc, w, libs, stamp) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def _evaluation(doc, w, libs, stamp) -> dict[str, Any]:
     status = STATUS.get(str(w.get("status")), "RUNTIME_ERROR")
     corr = w.get("correctness") or {}
     correctness = None

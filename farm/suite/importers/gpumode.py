@@ -217,7 +217,7 @@ def _entries(task: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return entries
 
 
-def _split_params(entries) -> tuple[list[str], list[dict[str, Any]]]:  # type: ignore[no-untyped-def]
+def _split_params(entries) -> tuple[list[str], list[dict[str, Any]]]:
     """Axis names (positive int parameters every entry has) and the distinct sets of the other
     parameters (`variant` n is the n-th set)."""
     keys = sorted({k for _, s in entries for k in s} - {"seed"})
@@ -239,7 +239,7 @@ def _spec(axes: dict[str, int], names: list[str], variants: list[dict[str, Any]]
     return {**variants[axes.get(VARIANT, 1) - 1], **{k: int(axes[k]) for k in names}}
 
 
-def _mark_cpu_runnable(module, workloads, axes_names, variants, base, extra) -> None:  # type: ignore[no-untyped-def]
+def _mark_cpu_runnable(module, workloads, axes_names, variants, base, extra) -> None:
     """The inputs the source's ref_kernel writes go to `writable_inputs` (GPU MODE hands
     kernels destination buffers inside `data`; a submission may write them too). The source
     runs for real on the CPU at its first small workload; one that cannot (fp4 matrix products)
@@ -261,7 +261,7 @@ def _mark_cpu_runnable(module, workloads, axes_names, variants, base, extra) -> 
         extra["not_small"] = f"its reference does not run on a CPU ({common.reason_of(exc)})"
 
 
-def _workloads(entries, axes_names, variants, probe_at, model, base) -> list[common.WorkloadDraft]:  # type: ignore[no-untyped-def]
+def _workloads(entries, axes_names, variants, probe_at, model, base) -> list[common.WorkloadDraft]:
     """Every test and benchmark entry; a scaled `small` copy of the first test when no entry is
     small enough for npu-sim."""
     workloads = []
@@ -297,13 +297,13 @@ class _ShapeDrift(ValueError):
     """A workload's tensor shape does not follow the shape model."""
 
 
-def _shapes_at(model, axes: dict[str, int], probe_at, base: probe.Probe) -> probe.Probe:  # type: ignore[no-untyped-def]
+def _shapes_at(model, axes: dict[str, int], probe_at, base: probe.Probe) -> probe.Probe:
     """A workload's tensors: from the shape model and the first test's dtypes when every dim
     follows the axes (no need to run a benchmark-sized source), else probed."""
     if model.derived:
         return probe_at(axes)
 
-    def resolve(specs, probed):  # type: ignore[no-untyped-def]
+    def resolve(specs, probed):
         return [
             (tuple(axes[d] if isinstance(d, str) else d for d in spec), dtype)
             for spec, (_, dtype) in zip(specs, probed)
@@ -312,7 +312,7 @@ def _shapes_at(model, axes: dict[str, int], probe_at, base: probe.Probe) -> prob
     return probe.Probe(resolve(model.inputs, base.inputs), resolve(model.outputs, base.outputs), 0)
 
 
-def _check_shapes(model, axes: dict[str, int], found: probe.Probe, wid: str) -> None:  # type: ignore[no-untyped-def]
+def _check_shapes(model, axes: dict[str, int], found: probe.Probe, wid: str) -> None:
     for specs, shapes in ((model.inputs, found.inputs), (model.outputs, found.outputs)):
         for spec, (shape, _) in zip(specs, shapes):
             resolved = tuple(axes[d] if isinstance(d, str) else d for d in spec)
@@ -322,7 +322,7 @@ def _check_shapes(model, axes: dict[str, int], found: probe.Probe, wid: str) -> 
 
 def _specs(
     shapes, probed, dtype: str, prefix: str, *, by_dtype: bool = False
-) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+) -> list[dict[str, Any]]:
     """problem.yaml tensor entries: `data0`, `data1`... (`data_float16`... when `by_dtype`)."""
     specs = []
     for i, (shape, (_, tensor_dtype)) in enumerate(zip(shapes, probed)):

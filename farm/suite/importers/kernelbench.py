@@ -139,7 +139,7 @@ def _scalar_arguments(module: ModuleType) -> dict[int, int | float | bool]:
     return dict(first)
 
 
-def _moves(probe_at, constants: dict[str, int], name: str, base: probe.Probe) -> bool:  # type: ignore[no-untyped-def]
+def _moves(probe_at, constants: dict[str, int], name: str, base: probe.Probe) -> bool:
     """Whether doubling constant `name` changes the inputs, outputs or the model's size."""
     try:
         moved = probe_at({**constants, name: constants[name] * 2})
@@ -148,7 +148,7 @@ def _moves(probe_at, constants: dict[str, int], name: str, base: probe.Probe) ->
     return (moved.inputs, moved.outputs, moved.state) != (base.inputs, base.outputs, base.state)
 
 
-def _workloads(probe_at, axes, model, filename):  # type: ignore[no-untyped-def]
+def _workloads(probe_at, axes, model, filename):
     """The source's shapes, plus a scaled `small` copy when they exceed the npu-sim rule; and
     why there is no small workload, when none could be made."""
 
@@ -173,7 +173,7 @@ def _workloads(probe_at, axes, model, filename):  # type: ignore[no-untyped-def]
     return [source, small], None
 
 
-def _specs(shapes, probed, dtype: str, prefix: str) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+def _specs(shapes, probed, dtype: str, prefix: str) -> list[dict[str, Any]]:
     specs = []
     for i, (shape, (_, tensor_dtype)) in enumerate(zip(shapes, probed)):
         spec: dict[str, Any] = {"name": f"{prefix}{i}" if len(probed) > 1 else prefix}

@@ -127,7 +127,7 @@ def _largest_output_mode() -> type:
             super().__init__()
             self.elements = 0
 
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
             for leaf in tree_leaves(out):
                 if hasattr(leaf, "numel"):
