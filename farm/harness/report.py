@@ -9,7 +9,17 @@ from typing import Any
 
 from farm import __version__, scoring
 from farm.guard.static import scan_source
-from farm.result import SCHEMA, Mode, Verdict, WorkloadStatus, reason, worst
+from farm.result import (
+    SCHEMA,
+    Mode,
+    Reason,
+    TimingSummary,
+    Verdict,
+    WorkloadEntry,
+    WorkloadStatus,
+    reason,
+    worst,
+)
 from farm.suite.loader import Suite
 from farm.suite.model import Problem, Workload
 
@@ -69,25 +79,27 @@ def _finding_dict(f: Any) -> dict[str, Any]:
 def workload_entry(
     problem: Problem, w: Workload, status: WorkloadStatus, errors: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    return {
-        "id": w.id,
-        "model": w.model,
-        "axes": w.axes,
-        "dtype": w.dtype,
-        "status": status.value,
-        "errors": errors,
-        "time_ms": None,
-        "timing": None,
-        "sol_ms": None,
-        "sol": None,
-        "baseline_ms": {"eager": None, "compile": None},
-        "baseline_timing": {},
-        "sol_score": None,
-        "fraction_of_sol": None,
-        "speedup": {"eager": None, "compile": None},
-        "flops": problem.flop_count(w),
-        "bytes": problem.compulsory_bytes(w),
-    }
+    """A workload's entry before it is timed (farm.result.WorkloadEntry as JSON)."""
+    entry = WorkloadEntry(
+        id=w.id,
+        status=status,
+        time_ms=None,
+        sol_ms=None,
+        sol_score=None,
+        baseline_ms={"eager": None, "compile": None},
+        errors=[Reason.from_json(e, f"{w.id}.errors[{i}]") for i, e in enumerate(errors)],
+        speedup={"eager": None, "compile": None},
+        extra={
+            "model": w.model,
+            "axes": w.axes,
+            "dtype": w.dtype,
+            "sol": None,
+            "baseline_timing": {},
+            "flops": problem.flop_count(w),
+            "bytes": problem.compulsory_bytes(w),
+        },
+    )
+    return entry.to_json()
 
 
 def status_of(errors: list[dict[str, Any]]) -> WorkloadStatus:
@@ -116,10 +128,7 @@ def add_timing(
     `reply` is a checked timing reply's summary (farm.harness.replies.TimeReply.summary);
     `wall_ms` the trusted side's own wall time of the request."""
     stats = scoring.TimingStats.from_samples(reply["times_ms"])
-    entry["time_ms"] = stats.median_ms
-    entry["timing"] = {
-        **stats.to_dict(),
-        "method": reply["method"],
+    details = {
         "windows_ms": reply["windows_ms"],
         "warmup_calls": reply["warmup_calls"],
         "warmup_ms": warmup_ms,
@@ -128,9 +137,9 @@ def add_timing(
         "wall_ms_inside": reply["wall_ms"],
     }
     if reply["event_ms"]:
-        entry["timing"]["event_median_ms"] = scoring.TimingStats.from_samples(
-            reply["event_ms"]
-        ).median_ms
+        details["event_median_ms"] = scoring.TimingStats.from_samples(reply["event_ms"]).median_ms
+    timing = TimingSummary.from_json({**stats.to_dict(), "method": reply["method"], **details})
+    entry["time_ms"], entry["timing"] = timing.median_ms, timing.to_json()
     if reply["sim"]:
         entry["simulation"] = reply["sim"]
 
