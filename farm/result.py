@@ -256,6 +256,7 @@ class WorkloadEntry:
     sol_score: float | None
     baseline_ms: dict[str, float | None]
     timing: TimingSummary | None = None
+    baseline_timing: dict[str, TimingSummary] = field(default_factory=dict)
     errors: list[Reason] = field(default_factory=list)
     secret: bool = False
     shape: str | None = None
@@ -286,6 +287,7 @@ class WorkloadEntry:
             sol_score=f.number("sol_score"),
             baseline_ms=_nums(f, "baseline_ms") if f.mapping("baseline_ms") is not None else {},
             timing=_timing(f, where),
+            baseline_timing=_baseline_timing(f),
             errors=[Reason.from_json(e, w) for e, w in f.elements("errors", required=False)],
             secret=f.flag("secret"),
             shape=f.text("shape", required=False),
@@ -303,6 +305,7 @@ class WorkloadEntry:
             "timing": self.timing.to_json() if self.timing else None,
             "sol_ms": self.sol_ms,
             "baseline_ms": dict(self.baseline_ms),
+            "baseline_timing": {k: t.to_json() for k, t in self.baseline_timing.items()},
             "sol_score": self.sol_score,
             "secret": self.secret,
         }
@@ -312,6 +315,14 @@ class WorkloadEntry:
             out["speedup"] = dict(self.speedup)
         out["fraction_of_sol"] = self.fraction_of_sol
         return {**out, **self.extra}
+
+
+def _baseline_timing(f: Fields) -> dict[str, TimingSummary]:
+    """Each baseline's timing summary, keyed by baseline ("eager", "compile")."""
+    inner = f.object("baseline_timing", required=False)
+    if inner is None:
+        return {}
+    return {k: TimingSummary.from_json(v, f"{inner.where}.{k}") for k, v in inner.data.items()}
 
 
 def _timing(f: Fields, where: str) -> TimingSummary | None:

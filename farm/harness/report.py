@@ -94,7 +94,6 @@ def workload_entry(
             "axes": w.axes,
             "dtype": w.dtype,
             "sol": None,
-            "baseline_timing": {},
             "flops": problem.flop_count(w),
             "bytes": problem.compulsory_bytes(w),
         },
@@ -155,16 +154,15 @@ def add_baseline(
 ) -> None:
     """A baseline's timing, from a checked timing reply's summary (see add_timing)."""
     stats = scoring.TimingStats.from_samples(reply["times_ms"])
-    entry["baseline_ms"][kind] = stats.median_ms
-    entry["baseline_timing"][kind] = {
-        **stats.to_dict(),
-        "method": reply["method"],
+    details = {
         "warmup_calls": reply["warmup_calls"],
         "warmup_ms": warmup_ms,
         "wall_ms_outside": wall_ms,
         "sum_ms": sum(reply["times_ms"]),
         "thermal": thermal,
     }
+    timing = TimingSummary.from_json({**stats.to_dict(), "method": reply["method"], **details})
+    entry["baseline_ms"][kind], entry["baseline_timing"][kind] = timing.median_ms, timing.to_json()
 
 
 def finish(
