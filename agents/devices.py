@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from farm.hardware import detect
+from farm.hardware import detect, kinds
 from farm.queues import hardware_queue, node_queue
 
 log = logging.getLogger(__name__)
@@ -23,10 +23,14 @@ class Slot:
 
     number: int
     hardware: str
-    device: str  # cuda | rocm | npu-sim
+    device: str  # a device kind (farm.hardware.kinds)
     index: int
     name: str
     uuid: str | None = None
+
+    @property
+    def kind(self) -> kinds.DeviceKind:
+        return kinds.get_kind(self.device)
 
     @property
     def queue(self) -> str:
@@ -40,14 +44,12 @@ class Slot:
     def env(self) -> dict[str, str]:
         """Environment of the slot's worker process: its device, pinned.
 
-        The harness gives the sandboxed worker exactly one device (CUDA_VISIBLE_DEVICES /
-        HIP_VISIBLE_DEVICES from `device_index`); the slot process itself sees the devices in
-        PCI bus order so that its indices are NVML's.
+        The harness gives the sandboxed worker exactly one device (the kind's `pin_variable`
+        from `device_index`); the slot process itself numbers the devices as the vendor tool
+        does (the kind's `index_env`: PCI bus order for NVML).
         """
         env = {"FARM_AGENT_SLOT": str(self.number), "FARM_AGENT_DEVICE_INDEX": str(self.index)}
-        if self.device == "cuda":
-            env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
-        return env
+        return {**env, **self.kind.index_env}
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -60,11 +62,6 @@ class Slot:
         }
 
 
-def amd_visibility(index: int) -> dict[str, str]:
-    """ROCm's two visibility variables for one GPU (HIP sees what ROCr exposes)."""
-    return {"HIP_VISIBLE_DEVICES": str(index), "ROCR_VISIBLE_DEVICES": str(index)}
-
-
 def plan_slots(
     devices: list[detect.DeviceInfo], *, npu_sim_slots: int = 1, only: str = ""
 ) -> list[Slot]:
@@ -74,12 +71,12 @@ def plan_slots(
     slots: list[Slot] = []
     for d in devices:
         if d.hardware_class is None:
-            if d.vendor in ("nvidia", "amd"):
+            if kinds.is_gpu(d.device):
                 log.warning("not serving %s #%d: %s", d.name, d.index, d.class_error)
             continue
         if wanted and not wanted & {d.hardware_class, d.device}:
             continue
-        count = npu_sim_slots if d.device == "npu-sim" else 1
+        count = npu_sim_slots if d.device == kinds.NPU_SIM.name else 1
         for _ in range(count):
             slots.append(Slot(len(slots), d.hardware_class, d.device, d.index, d.name, d.uuid))
     return slots
@@ -88,8 +85,7 @@ def plan_slots(
 def health(slot: Slot) -> dict[str, Any]:
     """The device's readings for a heartbeat: clocks (MHz), temperature (C), power (W),
     utilisation (%) where the vendor tool gives them."""
-    vendor = {"cuda": "nvidia", "rocm": "amd"}.get(slot.device, "none")
-    reading = detect.read_environment(slot.index, vendor=vendor)
+    reading = detect.read_environment(slot.index, vendor=slot.kind.vendor)
     keep = (
         "sm_clock_mhz",
         "memory_clock_mhz",
@@ -105,17 +101,7 @@ def health(slot: Slot) -> dict[str, Any]:
 
 
 def utilisation(slot: Slot) -> float | None:
-    """GPU utilisation in percent through NVML; None elsewhere or when NVML is missing."""
-    if slot.device != "cuda":
-        return None
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        try:
-            handle = pynvml.nvmlDeviceGetHandleByIndex(slot.index)
-            return float(pynvml.nvmlDeviceGetUtilizationRates(handle).gpu)
-        finally:
-            pynvml.nvmlShutdown()
-    except Exception:
-        return None
+    """GPU utilisation in percent, from backends that read it (NVML); None elsewhere."""
+    backend = slot.kind.backend_module() if slot.kind.gpu else None
+    read = getattr(backend, "utilisation", None)
+    return None if read is None else read(slot.index)

@@ -111,7 +111,7 @@ class JobRunner:
 
             from farm.harness.pool import WorkerPool
 
-            index = self.slot.index if self.slot.device in ("cuda", "rocm") else 0
+            index = self.slot.index if self.slot.kind.gpu else 0
             self._pool = WorkerPool(
                 device=self.slot.device, device_index=index, sandbox=self.cfg.sandbox
             )
@@ -220,10 +220,10 @@ class JobRunner:
             "device": self.slot.device,
             "mode": job.mode,
             "sandbox": self.cfg.sandbox,
-            "device_index": self.slot.index if self.slot.device in ("cuda", "rocm") else 0,
+            "device_index": self.slot.index if self.slot.kind.gpu else 0,
             "limits": Limits(wall_seconds=hard),
         }
-        if self.slot.device in ("cuda", "rocm"):
+        if self.slot.kind.gpu:
             options["hardware"] = self.slot.hardware
         if self.cfg.workloads:
             options["workloads"] = self.cfg.workloads

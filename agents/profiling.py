@@ -19,8 +19,11 @@ import logging
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from farm.hardware import kinds
 
 log = logging.getLogger(__name__)
 PROFILE_TIMEOUT_S = 900
@@ -93,11 +96,10 @@ def profile(
     """Run the vendor profiler; a missing tool or a failed run gives a note, never raises."""
     target = eval_argv(source, problem=problem, suite=suite, device=device, sandbox=sandbox)
     workdir.mkdir(parents=True, exist_ok=True)
-    if device == "cuda":
-        return _nvidia(target, workdir)
-    if device == "rocm":
-        return _amd(target, workdir)
-    return Profile(note=f"no profiler for device {device}")
+    run = PROFILERS.get(kinds.get_kind(device).profiler or "")
+    if run is None:
+        return Profile(note=f"no profiler for device {device}")
+    return run(target, workdir)
 
 
 def _nvidia(target: list[str], workdir: Path) -> Profile:
@@ -127,6 +129,10 @@ def _amd(target: list[str], workdir: Path) -> Profile:
     return Profile(
         artifacts={"profile.rocprof.json": summary, "profile.rocprof.csv": stats}, note=failed
     )
+
+
+# The profilers a device kind's record can name (farm.hardware.kinds.DeviceKind.profiler).
+PROFILERS: dict[str, Callable[[list[str], Path], Profile]] = {"ncu": _nvidia, "rocprof": _amd}
 
 
 def _run(argv: list[str], cwd: Path) -> str:

@@ -5,12 +5,17 @@ give in its header; this evaluates every selected file with `farm.harness.superv
 (sandboxed worker, guard, checker) and prints file x expected x verdict x wall time, plus the
 first reasons. By default it runs the round-2 classes owned by the guard and the checker
 (source confusion, reflective access, low precision, work-dir fill, honest in-dtype chains,
-torch.compile); `--all` runs every hack and every honest solution.
+torch.compile, and the timing cheats: deferred work, re-check reading, forged windows); `--all`
+runs every hack and every honest solution. `--runtime-only` runs the cheats whose header names a
+`runtime` verdict with the static guard's findings dropped, and expects that verdict: the layers
+that stop them at run time (captured outputs, late re-check picks, windows timed from outside)
+on the device itself.
 
     PYTHONPATH=. python3 bench/trust_catalogue.py --device cpu
     PYTHONPATH=. python3 bench/trust_catalogue.py --device npu-sim
     PYTHONPATH=. FARM_LIMIT_COMPILE_S=120 python3 bench/trust_catalogue.py --device cuda \\
         --json OUT/trust_catalogue_cuda.json
+    PYTHONPATH=. python3 bench/trust_catalogue.py --device cuda --runtime-only
 
 Exit 1 when any file gets another verdict than its header names (a cheat PASSED, an honest
 kernel failed). torch.compile's first call compiles for ~30 s on a small CPU; raise
@@ -30,7 +35,7 @@ from typing import Any
 from farm.harness.supervisor import evaluate
 
 TESTS = Path(__file__).resolve().parent.parent / "tests"
-HEADER = re.compile(r"^# (problem|expect): (\S+)", re.M)
+HEADER = re.compile(r"^# (problem|expect|runtime): (\S+)", re.M)
 ROUND_2 = [
     "hacks/coding_cookie_utf7.py",
     "hacks/aliased_allocator_import.py",
@@ -41,6 +46,11 @@ ROUND_2 = [
     "hacks/precision_downgrade.py",
     "hacks/disk_fill_workdir.py",
     "hacks/background_thread.py",
+    "hacks/deferred_del_on_inputs.py",
+    "hacks/mode_fills_at_serialise.py",
+    "hacks/batched_fixup_every_8th.py",
+    "hacks/read_recheck_picks.py",
+    "hacks/forge_window_reply_fd.py",
     "solutions/correct/softmax__bf16_unfused_chain.py",
     "solutions/correct/rmsnorm__bf16_chain.py",
     "solutions/correct/softmax__triton.py",
@@ -48,7 +58,10 @@ ROUND_2 = [
 ]
 
 
-def selected(everything: bool) -> list[Path]:
+def selected(everything: bool, runtime_only: bool = False) -> list[Path]:
+    if runtime_only:
+        hacks = sorted((TESTS / "hacks").glob("*.py"))
+        return [p for p in hacks if "\n# runtime: " in p.read_text(encoding="utf-8")]
     if not everything:
         return [TESTS / rel for rel in ROUND_2]
     hacks = [p for p in sorted((TESTS / "hacks").glob("*.py")) if not p.name.startswith("test_")]
@@ -56,8 +69,13 @@ def selected(everything: bool) -> list[Path]:
     return hacks + honest + sorted((TESTS / "solutions" / "compiled").glob("*.py"))
 
 
-def run_one(path: Path, device: str, mode: str) -> dict[str, Any]:
+def run_one(path: Path, device: str, mode: str, runtime_only: bool = False) -> dict[str, Any]:
     header = dict(HEADER.findall(path.read_text(encoding="utf-8", errors="replace")))
+    if runtime_only:
+        from farm.harness import report
+
+        report.static_findings = lambda source, filename: []  # type: ignore[assignment]
+        header["expect"] = header["runtime"]
     start = time.monotonic()
     try:
         doc = evaluate(path, problem=header["problem"], device=device, mode=mode)
@@ -85,13 +103,16 @@ def main() -> int:
     parser.add_argument("--device", default="cpu", help="cpu | npu-sim | cuda | rocm")
     parser.add_argument("--mode", default="benchmark")
     parser.add_argument("--all", action="store_true", help="every hack and honest solution")
+    parser.add_argument(
+        "--runtime-only", action="store_true", help="timing cheats, static guard findings dropped"
+    )
     parser.add_argument("--json", help="write the rows here")
     args = parser.parse_args()
     rows = []
     print(f"| file | problem | expect | verdict ({args.device}) | wall s | first reason |")
     print("|---|---|---|---|---|---|")
-    for path in selected(args.all):
-        row = run_one(path, args.device, args.mode)
+    for path in selected(args.all, args.runtime_only):
+        row = run_one(path, args.device, args.mode, args.runtime_only)
         rows.append(row)
         mark = "" if row["ok"] else " **(unexpected)**"
         first = row["reasons"][0] if row["reasons"] else ", ".join(row["findings"])

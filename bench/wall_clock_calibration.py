@@ -1,7 +1,8 @@
 """The wall-clock rule's yardstick against honest kernels: for each workload, the timing loop's
 cost per call that the trusted side measures itself (a call that does nothing, in the supervisor's
 process: farm.harness.reference.timing_overhead_ms) beside what an honest candidate's request
-actually cost per call beyond its reported device time, seen from outside its process.
+actually cost per call beyond its reported device time, seen from outside its process (over the
+timing windows the supervisor timed).
 
     python3 bench/wall_clock_calibration.py [--device cuda] [--match softmax,layernorm] [--json F]
 
@@ -25,7 +26,7 @@ from tests.harness.conftest import header  # noqa: E402  (the files' `# key: val
 
 
 def rows_for(path: Path, device: str) -> list[dict]:
-    from farm.harness.report import _timed_wall_ms
+    from farm.harness.report import _overhead_per_call
     from farm.harness.supervisor import evaluate
     from farm.suite.loader import load_suite
 
@@ -47,7 +48,7 @@ def rows_for(path: Path, device: str) -> list[dict]:
         if not timing.get("count"):
             rows.append({"file": path.name, "workload": entry["id"], "verdict": doc["verdict"]})
             continue
-        per_call = (_timed_wall_ms(timing) - timing["mean_ms"] * timing["count"]) / timing["count"]
+        per_call = _overhead_per_call(timing["windows"])
         calibration = timing.get("harness_overhead_ms")
         rows.append(
             {

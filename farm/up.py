@@ -38,14 +38,18 @@ from typing import Any
 
 from farm.client.config import LOCAL_PROFILE, config_write
 from farm.errors import FarmError
+from farm.hardware import kinds
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO_ROOT / "examples" / "farm_up"
 DEMO_USER = "demo"
 TOKEN_NAME = "farm-up"
 EXPECT = re.compile(r"^#\s*expect:\s*(\w+)", re.MULTILINE)
-DEVICE_KINDS = ("npu-sim", "cuda", "rocm")  # agents per kind found; the CPU has no class
-AUDITED_KINDS = ("npu-sim",)  # kinds that get a second local node, for the audit of first places
+# agents per kind found, of the kinds that have hardware classes (the CPU has none)
+DEVICE_KINDS = tuple(k.name for k in kinds.all_kinds() if k.classes())
+# kinds that get a second local node, for the audit of first places: those that need no second
+# device for it (the simulated NPU)
+AUDITED_KINDS = tuple(k for k in DEVICE_KINDS if not kinds.get_kind(k).gpu)
 STOP_WAIT_S = 30.0
 # The server's default quota (120 runs per user and hardware class an hour) protects a shared
 # farm; on one's own machine it would stop an RL loop after two minutes. This one is above what
@@ -544,12 +548,13 @@ def _agent_kinds() -> dict[str, str]:
     device of that kind.)"""
     from farm.hardware.detect import discover
 
-    kinds: dict[str, str] = {}
+    served: dict[str, str] = {}
     for d in discover():
-        if d.hardware_class and d.device in DEVICE_KINDS and d.device not in kinds:
-            kinds[d.device] = d.hardware_class
-    kinds.setdefault("npu-sim", "npu-sim-v1")
-    return kinds
+        if d.hardware_class and d.device in DEVICE_KINDS and d.device not in served:
+            served[d.device] = d.hardware_class
+    for name in AUDITED_KINDS:  # always present: they need no device
+        served.setdefault(name, kinds.get_kind(name).classes()[0])
+    return served
 
 
 def _agent_nodes(agents: dict[str, str]) -> dict[str, str]:

@@ -104,3 +104,53 @@ def check_wall_clock(
             )
         ]
     return []
+
+
+WINDOW_FIXED_MS = 50.0  # per timing window: the request's round trip, the profiler's start/stop
+
+
+def check_windows(
+    windows: list[tuple[int, float, float]],
+    *,
+    overhead_ms_per_call: float,
+    overhead_ratio: float = WALL_OVERHEAD_RATIO,
+) -> list[Finding]:
+    """WALL_CLOCK_MISMATCH for timing windows the supervisor sized and timed itself, each given
+    as (calls, wall ms, sum of the reported call times in ms). Every window on its own: the
+    reported times may not exceed its wall (by more than WALL_OVER_RATIO and 1 ms), and its wall
+    may not exceed them by more than `check_wall_clock` allows with WINDOW_FIXED_MS as the fixed
+    cost; then all windows together, with WALL_FIXED_MS. A window's size is unknown to the
+    worker until it starts, so no reported time can be moved from one window into another."""
+    for calls, wall_ms, sum_ms in windows:
+        if calls <= 0:
+            continue
+        if sum_ms > wall_ms * (1 + WALL_OVER_RATIO) + 1.0:
+            return [
+                _finding(
+                    "WALL_CLOCK_MISMATCH",
+                    f"a window of {calls} calls reported {sum_ms:.6g} ms of device time in "
+                    f"{wall_ms:.6g} ms of wall time",
+                )
+            ]
+        unexplained = wall_ms - calls * overhead_ms_per_call - sum_ms
+        per_call = WALL_MS_PER_CALL + overhead_ratio * overhead_ms_per_call
+        allowed = WALL_RATIO * sum_ms + per_call * calls + WINDOW_FIXED_MS
+        if unexplained > allowed:
+            return [
+                _finding(
+                    "WALL_CLOCK_MISMATCH",
+                    f"a window of {calls} calls reported {sum_ms:.6g} ms but took {wall_ms:.6g} "
+                    f"ms of wall time; {unexplained:.6g} ms is unaccounted for "
+                    f"(allowed {allowed:.6g} ms)",
+                )
+            ]
+    calls = sum(c for c, _, _ in windows)
+    if calls <= 0:
+        return []
+    return check_wall_clock(
+        reported_ms_total=sum(s for _, _, s in windows),
+        wall_ms=sum(w for _, w, _ in windows),
+        calls=calls,
+        overhead_ms_per_call=overhead_ms_per_call,
+        overhead_ratio=overhead_ratio,
+    )

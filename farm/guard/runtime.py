@@ -289,18 +289,26 @@ def python_thread_ids() -> set[int]:
 def threads_in_user_code() -> set[int]:
     """Native ids of Python threads (other than this one) with a frame of code that is neither
     the standard library, an installed package nor the farm: the submission's own functions."""
-    frames = sys._current_frames()  # the guard's own census, not reachable by the submission
     me = threading.get_ident()
+    frames = sys._current_frames()  # the guard's own census, not reachable by the submission
+    # This thread's entry is this very frame: kept, it would make a cycle (frame -> locals ->
+    # dict -> frame) that holds every caller's locals, the checked call's device tensors
+    # included, until the cyclic collector happens to run.
+    del frames[me]
     found = set()
-    for thread in threading.enumerate():
-        frame = frames.get(thread.ident or -1)
-        if thread.ident == me or frame is None or thread.native_id is None:
-            continue
-        while frame is not None:
-            if not frame.f_code.co_filename.startswith(_library_roots()):
-                found.add(thread.native_id)
-                break
-            frame = frame.f_back
+    try:
+        for thread in threading.enumerate():
+            frame = frames.get(thread.ident or -1)
+            if frame is None or thread.native_id is None:
+                continue
+            while frame is not None:
+                if not frame.f_code.co_filename.startswith(_library_roots()):
+                    found.add(thread.native_id)
+                    break
+                frame = frame.f_back
+    finally:
+        del frames
+        frame = None
     return found
 
 

@@ -1,2 +1,3 @@
-"""Hardware: the spec table of every hardware class (`specs`), device discovery and environment
-readings (`detect`), and the simulated NPU (`npu_sim`). See docs/hardware.md."""
+"""Hardware: the spec table of every hardware class (`specs`), the record of every device kind
+(`kinds`), one backend per vendor (`nvidia`, `amd`, `npu_sim`), device discovery and environment
+readings (`detect`). See docs/hardware.md."""

@@ -33,6 +33,7 @@ _ALIASES = {
     "float8_e5m2": "float8_e4m3fn",
     "float8_e4m3fnuz": "float8_e4m3fn",  # AMD MI300's fp8 encodings (torch names)
     "float8_e5m2fnuz": "float8_e4m3fn",
+    "float8_e8m0fnu": "float8_e4m3fn",  # MX scale format (no arithmetic of its own)
     "float4_e2m1fn_x2": "float4",  # torch's packed fp4 dtype
     "float": "float32",
     "double": "float64",

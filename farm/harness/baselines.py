@@ -28,6 +28,7 @@ from typing import Any
 
 import torch
 
+from farm.hardware import kinds
 from farm.harness.timing import TimingPolicy
 from farm.suite.loader import farm_home
 
@@ -103,7 +104,7 @@ def _node(device: str, index: int) -> dict[str, str]:
         triton_version = str(triton.__version__)
     except ImportError:
         triton_version = "none"
-    gpu = device in ("cuda", "rocm") and torch.cuda.is_available()
+    gpu = kinds.is_gpu(device) and torch.cuda.is_available()
     return {
         "host": socket.gethostname(),
         "device_name": f"{torch.cuda.get_device_name(index)}#{index}" if gpu else device,

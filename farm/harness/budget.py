@@ -7,7 +7,7 @@ stated factor times what the workload itself needs:
   with torch needs (host memory for CPU devices; device memory, watched from outside, on GPUs);
 - time: the trusted side times the reference on each workload's inputs itself; a candidate call
   may take factor x that plus a floor, the first call of a workload also a compile allowance
-  (Triton JIT, torch.compile), and the timing phase its policy's budget plus that per call;
+  (Triton JIT, torch.compile); a timing window four times what the supervisor expects of it;
 - output: what the workload's outputs can hold, for the calls the supervisor asks to see.
 
 Operators override the factors and floors per node through the environment (`LimitPolicy.from_env`
@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from farm.harness.timing import TimingPolicy
 from farm.sandbox.limits import GiB, Limits, MiB
+
+if TYPE_CHECKING:  # sizing a worker's limits needs no torch (farm.harness.prestart)
+    from farm.harness.timing import TimingPolicy
 
 ENV_PREFIX = "FARM_LIMIT_"
 
@@ -65,11 +67,23 @@ class LimitPolicy:
         allowed = self.call_floor_s + self.time_factor * reference_s
         return allowed + (self.compile_s if first else 0.0)
 
-    def timing_seconds(self, policy: TimingPolicy, call_s: float) -> float:
-        """Time allowed for one timing request: the policy's warm-up and budget, plus the calls
-        it must make at least, each as long as `call_s` (a trusted measurement of one call)."""
-        budget = (policy.warmup_ms + policy.budget_ms) / 1000
-        return 1.1 * budget + self.call_floor_s + 2 * (policy.min_calls + 3) * call_s
+    def warmup_seconds(self, policy: TimingPolicy, call_s: float) -> float:
+        """Time allowed for a timing's warm-up request: its `warmup_ms`, plus a few calls each as
+        long as `call_s` (a trusted measurement of one call)."""
+        return 1.1 * policy.warmup_ms / 1000 + self.call_floor_s + 8 * call_s
+
+    def window_seconds(self, expected_ms: float, call_s: float) -> float:
+        """Time allowed for one timing window the supervisor expects to last `expected_ms`
+        (its calls at the longest wall per call seen so far): the windows are sized to end
+        within the timing budget, so a window that overruns its expectation this far is a hang."""
+        return self.call_floor_s + 4 * expected_ms / 1000 + 2 * call_s
+
+    def keep_calls(self, output_bytes: int, workload_bytes: int) -> int:
+        """The most calls of one timing window whose outputs (`output_bytes` each) the worker
+        may keep until the supervisor names the re-checked ones: what the memory budget leaves
+        beyond the workload's own inputs and outputs (twice them, plus a quarter of the floor)."""
+        spare = (self.memory_factor - 2) * workload_bytes + self.gpu_memory_floor // 4
+        return max(1, int(spare // max(output_bytes, 1)))
 
     def memory_bytes(self, workload_bytes: int) -> int:
         return self.host_memory_floor + int(self.memory_factor * workload_bytes)

@@ -8,15 +8,16 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
-
+from farm.hardware import kinds
 from farm.harness import protocol
 from farm.sandbox import DeviceAssignment, Limits, Runner
-from farm.sandbox.limits import vendor_of
 from farm.sandbox.toolchain import node_toolchain
 from farm.sandbox.watch import MemoryWatch
+
+if TYPE_CHECKING:  # starting a worker needs no torch (farm.harness.prestart)
+    import torch
 
 _STDERR_KEEP = 64 << 10  # bytes of worker stderr kept for the log
 WORKER_ARGS = ["-m", "farm.harness.worker"]  # what the sandbox's interpreter runs
@@ -50,7 +51,7 @@ class WorkerSpec:
     """How to start one worker. `read_dirs` are the host directories it may read (the problem's
     directory, or every suite directory for a pre-started worker that learns its problem later)."""
 
-    device: str  # cuda | rocm | cpu | npu-sim
+    device: str  # a device kind (farm.hardware.kinds)
     read_dirs: list[Path]
     workdir: Path
     device_index: int = 0
@@ -61,7 +62,9 @@ class WorkerSpec:
 class WorkerProcess:
     """One `python -m farm.harness.worker` in a sandbox; `request()` is one round trip."""
 
-    def __init__(self, runner: Runner, spec: WorkerSpec) -> None:
+    def __init__(self, runner: Runner, spec: WorkerSpec, *, wait: bool = True) -> None:
+        """Start the worker and send its setup; with `wait`, wait for its greeting too (else
+        call `ready()` before reading any reply: requests may be sent ahead of it)."""
         self.spec = spec
         self.log = bytearray()
         env = worker_env(spec)
@@ -74,14 +77,27 @@ class WorkerProcess:
             ro_binds=spec.read_dirs,
         )
         # GPU sandboxes get no address-space rlimit: their host memory is watched instead
-        self._rss_limit = spec.limits.memory_bytes if spec.device in ("cuda", "rocm") else None
+        self._rss_limit = spec.limits.memory_bytes if kinds.is_gpu(spec.device) else None
         self._drain = threading.Thread(target=self._read_stderr, daemon=True)
         self._drain.start()
-        self.request(
-            {"op": "setup", "device": spec.device, "gpu_memory_bytes": spec.gpu_memory_bytes},
-            timeout=300,
-            max_bytes=0,
-        )
+        self._greeted = False
+        self.send({"op": "setup", "device": spec.device, "gpu_memory_bytes": spec.gpu_memory_bytes})
+        if wait:
+            self.ready()
+
+    def ready(self, timeout: float = 300) -> None:
+        """Wait for the worker's greeting (its interpreter, torch and device are up); returns at
+        once when it came already."""
+        if not self._greeted:
+            self._read(timeout, "setup", 0, None)
+            self._greeted = True
+
+    def send(self, header: dict[str, Any]) -> None:
+        """Send one request without waiting for its reply (read it with `receive`)."""
+        try:
+            protocol.send(self.proc.stdin, header)
+        except (BrokenPipeError, OSError):
+            raise self._died("the worker closed its input") from None
 
     def request(
         self,
@@ -94,10 +110,7 @@ class WorkerProcess:
         """Send `header`, wait up to `timeout` s for the reply frame, which may carry at most
         `max_bytes` of tensors; while waiting, the worker may hold at most `watch` bytes of
         device memory (None: not watched). WorkerDied on death, a limit, or a bad frame."""
-        try:
-            protocol.send(self.proc.stdin, header)
-        except (BrokenPipeError, OSError):
-            raise self._died("the worker closed its input") from None
+        self.send(header)
         return self._read(timeout, str(header.get("op")), max_bytes, watch)
 
     def receive(
@@ -141,6 +154,13 @@ class WorkerProcess:
 
     def kill(self) -> None:
         self.proc.kill()
+
+    def discard(self) -> None:
+        """End a worker that will serve nothing more, at once: no goodbye to wait on (a
+        candidate's process is thrown away whatever state it is in)."""
+        self.proc.kill()
+        self.proc.close()
+        self._drain.join(timeout=2)
 
     def stderr_text(self) -> str:
         return self.log.decode(errors="replace")
@@ -193,7 +213,8 @@ def worker_env(spec: WorkerSpec) -> dict[str, str]:
     import farm
 
     root = str(Path(farm.__file__).resolve().parent.parent)
-    tools = node_toolchain(vendor_of(spec.device))
+    kind = kinds.get_kind(spec.device)
+    tools = node_toolchain(kind.gpu_vendor)
     env = {
         "PATH": tools.path_value(),
         "PYTHONPATH": root,
@@ -209,8 +230,8 @@ def worker_env(spec: WorkerSpec) -> dict[str, str]:
     }
     if "LD_LIBRARY_PATH" in os.environ:
         env["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
-    if spec.device in ("cuda", "rocm"):
-        var = "CUDA_VISIBLE_DEVICES" if spec.device == "cuda" else "HIP_VISIBLE_DEVICES"
+    var = kind.pin_variable
+    if var is not None:
         env[var] = _visible(os.environ.get(var), spec.device_index)
     return env
 
@@ -232,5 +253,5 @@ def _visible(current: str | None, index: int) -> str:
 
 
 def _assignment(spec: WorkerSpec) -> DeviceAssignment | None:
-    vendor = vendor_of(spec.device)
+    vendor = kinds.gpu_vendor(spec.device)
     return None if vendor is None else DeviceAssignment(vendor=vendor, index=spec.device_index)

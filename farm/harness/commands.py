@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from farm.errors import SubmissionError
+from farm.hardware import kinds
 from farm.result import Result, WorkloadEntry, reason_line, reasons_grouped
 
 
@@ -20,7 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", type=Path, help="the submission (a .py file defining kernel(*inputs))")
     p.add_argument("--problem", required=True, help="problem name, e.g. softmax")
     p.add_argument("--suite", default="core-v1", help="suite name or directory (default core-v1)")
-    p.add_argument("--device", default="cpu", choices=["cuda", "rocm", "npu-sim", "cpu"])
+    p.add_argument("--device", default="cpu", choices=kinds.KIND_NAMES)
     p.add_argument(
         "--mode", default="benchmark", choices=["test", "benchmark", "leaderboard", "profile"]
     )
@@ -42,14 +43,39 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from farm.harness.supervisor import evaluate
+    from farm.harness import prestart
 
     if not args.file.is_file():
         raise SubmissionError(
             f"{args.file}: no such file", hint="give the path of your kernel's .py file"
         )
-    policy = {"budget_ms": args.budget_ms} if args.budget_ms else {}
-    doc = evaluate(
+    # the worker starts while this process imports torch (farm.harness.prestart)
+    early = prestart.start(
+        suite=args.suite,
+        problem=args.problem,
+        device=args.device,
+        workloads=args.workloads,
+        sandbox=args.sandbox,
+    )
+    try:
+        doc = _evaluate(args, early)
+    finally:
+        if early is not None:
+            early.close()
+    if args.json_out and str(args.json_out) == "-":
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return 0
+    print_result(doc)
+    if args.json_out:
+        args.json_out.write_text(json.dumps(doc, indent=2) + "\n")
+        print(f"result document: {args.json_out}")
+    return 0
+
+
+def _evaluate(args: argparse.Namespace, early: Any) -> dict[str, Any]:
+    from farm.harness.supervisor import evaluate
+
+    return evaluate(
         args.file,
         problem=args.problem,
         suite=args.suite,
@@ -59,16 +85,9 @@ def run(args: argparse.Namespace) -> int:
         workloads=args.workloads,
         sandbox=args.sandbox,
         baselines=not args.no_baselines,
-        policy=policy,
+        policy={"budget_ms": args.budget_ms} if args.budget_ms else {},
+        early=early,
     )
-    if args.json_out and str(args.json_out) == "-":
-        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
-        return 0
-    print_result(doc)
-    if args.json_out:
-        args.json_out.write_text(json.dumps(doc, indent=2) + "\n")
-        print(f"result document: {args.json_out}")
-    return 0
 
 
 def print_result(doc: dict[str, Any]) -> None:

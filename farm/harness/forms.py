@@ -6,7 +6,8 @@ Accepted forms:
   `model(*inputs)`; weights are seeded identically to the reference's `Model`, the module's own
   copies of the problem's constants are set to the workload's values first, and the model stays
   in training mode, as KernelBench leaves it;
-- GPU MODE: `custom_kernel(data)` where `data` is the tuple of inputs.
+- GPU MODE: `custom_kernel(data)` where `data` is the tuple of inputs, the lone input, or (for
+  structured data) what the problem's `call_arguments` rebuilds around the input tensors.
 """
 
 from __future__ import annotations
@@ -63,15 +64,21 @@ def load(
     gpumode_data: str = "tuple",
     arguments: Callable[[Sequence[Any]], Sequence[Any]] | None = None,
     constants: dict[str, Any] | None = None,
+    entry: Callable[[ModuleType], Callable[[Sequence[Any]], Any] | None] | None = None,
 ) -> LoadedSubmission:
     """Import the submission at `path` and find its entry point.
 
     `arguments` turns the input tensors into the call's arguments (a problem with non-tensor
     arguments puts them back); `constants` are the problem's module constants for this
-    workload, set on the submission's own copies (names it defines) before ModelNew is built.
+    workload, set on the submission's own copies (names it defines) before ModelNew is built;
+    `entry(module)`, a problem's own submission format (a GPU MODE eval.py that calls a forward
+    and a backward function), gives the call when the submission follows that format.
     """
     module = import_file(path)
     args = arguments or (lambda inputs: inputs)
+    call = entry(module) if entry else None  # the problem's own submission format
+    if call is not None:
+        return LoadedSubmission("gpumode", module, call)
     if callable(getattr(module, "kernel", None)):
         fn = module.kernel
         return LoadedSubmission("native", module, lambda inputs: fn(*args(inputs)))
@@ -85,6 +92,8 @@ def load(
         fn = module.custom_kernel
         if gpumode_data == "tensor":  # GPU MODE passes a lone tensor when generate_input does
             return LoadedSubmission("gpumode", module, lambda inputs: fn(inputs[0]))
+        if gpumode_data == "structured":  # the problem rebuilds the data around the tensors
+            return LoadedSubmission("gpumode", module, lambda inputs: fn(*args(inputs)))
         return LoadedSubmission("gpumode", module, lambda inputs: fn(tuple(inputs)))
     raise SubmissionError(
         f"{path.name}: defines no `kernel` function",

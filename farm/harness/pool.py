@@ -20,9 +20,9 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from farm.hardware import kinds
 from farm.harness.channel import WorkerDied, WorkerProcess, WorkerSpec
 from farm.sandbox import Limits, get_runner
-from farm.sandbox.limits import vendor_of
 from farm.suite.loader import suite_dirs
 
 
@@ -46,7 +46,7 @@ class WorkerPool:
     _closed: bool = False
 
     def __post_init__(self) -> None:
-        self.runner = get_runner(self.sandbox, vendor=vendor_of(self.device))
+        self.runner = get_runner(self.sandbox, vendor=kinds.gpu_vendor(self.device))
         self._starter = threading.Thread(target=self._serve, name="farm-pool-starter", daemon=True)
         self._starter.start()
         for _ in range(self.ready_candidates):

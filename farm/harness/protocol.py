@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import struct
-from typing import Any, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
-import torch
+if TYPE_CHECKING:  # torch is imported where tensors are made: starting a worker needs none
+    import torch
 
 MAGIC = b"FARM1\x00"
 _LEN = struct.Struct("<Q")
@@ -74,6 +75,8 @@ def recv(
 
 def _tensor_meta(meta: Any) -> tuple[torch.dtype, list[int], int]:
     """A tensor's dtype, shape and size from its header entry, checked before any byte is read."""
+    import torch
+
     if not isinstance(meta, dict):
         raise ProtocolError("a tensor entry is not an object")
     dtype = getattr(torch, str(meta.get("dtype")), None)
@@ -97,6 +100,8 @@ def _count(value: Any) -> bool:
 
 
 def _tensor_bytes(t: torch.Tensor) -> bytes:
+    import torch
+
     t = t.detach().to("cpu").contiguous().reshape(-1)
     if t.numel() == 0:
         return b""
@@ -107,6 +112,8 @@ def _read_tensor(
     stream: Readable, dtype: torch.dtype, shape: list[int], nbytes: int
 ) -> torch.Tensor:
     """Read a tensor's bytes straight into its own storage (no second copy)."""
+    import torch
+
     flat = torch.empty(nbytes, dtype=torch.uint8)
     view = memoryview(flat.numpy()) if nbytes else memoryview(bytearray())  # type: ignore[arg-type]
     done = 0

@@ -3,8 +3,8 @@ for checking: the worker imports reference.py only for make_inputs)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -12,8 +12,9 @@ from typing import Any
 
 import torch
 
+from farm.hardware import kinds
 from farm.harness import runtime
-from farm.harness.timing import CpuTimer, GpuTimer, TimingPolicy
+from farm.harness.timing import CpuTimer, GpuTimer, TimingPolicy, run_windows
 from farm.suite.model import Problem, Workload
 
 
@@ -84,8 +85,9 @@ def timing_overhead_ms(
     policy: TimingPolicy,
     llc_bytes: int,
 ) -> float:
-    """What the worker's timing loop costs per call around a call that does nothing (making the
-    call's inputs, the cache flush, the markers, the synchronisation, the profiler), in ms,
+    """What the worker's timing loop costs per call around a call that does nothing but return
+    the workload's outputs (making the call's inputs, the cache flush, the markers, the
+    synchronisation, the profiler, capturing the outputs), in ms, over its windows' walls,
     measured here, in the trusted process, with the same timer, policy and inputs: the yardstick
     of the wall-clock rule (farm.guard.plausibility), which no value from the worker can move.
     Measured once per process for each problem, workload, device and policy."""
@@ -94,18 +96,18 @@ def timing_overhead_ms(
         module = load_reference(problem)
         request = {"axes": workload.axes, "dtype": workload.dtype, "seed_base": 0}
         make = runtime.input_maker(module, request, device)
-        gpu = device.type == "cuda"
+        outputs = expected(problem, workload, 0, 0, device)  # captured after every call
+        gpu = kinds.on_gpu(device)
         timer = GpuTimer(device, llc_bytes) if gpu else CpuTimer(llc_bytes)
         # the timer's one-time costs (marker kernels' JIT, the profiler's start-up) first, as
         # the worker pays them before the submission is imported
         once = TimingPolicy(warmup_ms=0, min_calls=1, window=2, stable_windows=1, budget_ms=0)
-        timer.run(lambda inputs: None, make, once)
-        started = time.perf_counter()
-        run = timer.run(lambda inputs: None, make, policy)
-        wall_ms = (time.perf_counter() - started) * 1000
-        timed_ms = max(0.0, wall_ms - policy.warmup_ms)
-        count = max(len(run.times_ms), 1)
-        _OVERHEAD_MS[key] = max(0.0, (timed_ms - sum(run.times_ms)) / count)
+        run_windows(timer, lambda inputs: outputs, make, once)
+        # a quarter of the budget: the loop's cost per call settles within a few windows
+        short = replace(policy, budget_ms=policy.budget_ms / 4, target_rse=0.0)
+        run = run_windows(timer, lambda inputs: outputs, make, short, keep=True)
+        unexplained = sum(run.window_wall_ms) - sum(run.times_ms)
+        _OVERHEAD_MS[key] = max(0.0, unexplained / max(len(run.times_ms), 1))
         if gpu:
             torch.cuda.empty_cache()
     return _OVERHEAD_MS[key]

@@ -75,32 +75,33 @@ class CheckReply:
 
 
 @dataclass(frozen=True)
-class TimeReply:
-    """A timing claim: per-call times (ms) and which timed calls' outputs follow."""
+class TimingStart:
+    """The answer to 'time': the warm-up ran (`warmup_calls` is the worker's own count)."""
+
+    failure: Failure | None
+    method: str
+    warmup_calls: int
+
+
+@dataclass(frozen=True)
+class WindowReply:
+    """A timing claim about one window: per-call times (ms), one per call the supervisor asked
+    for, and the cross-check times from events."""
 
     failure: Failure | None
     times_ms: list[float]
     event_ms: list[float]
-    method: str
-    windows_ms: list[float]
-    wall_ms: float | None
-    warmup_calls: int
-    recheck: list[int]
-    recheck_counts: list[int]
     sim: dict[str, Any] | None
     findings: list[dict[str, Any]] = field(default_factory=list)
 
-    def summary(self) -> dict[str, Any]:
-        """The fields that the result document's timing entry records."""
-        return {
-            "times_ms": self.times_ms,
-            "event_ms": self.event_ms,
-            "method": self.method,
-            "windows_ms": self.windows_ms,
-            "wall_ms": self.wall_ms,
-            "warmup_calls": self.warmup_calls,
-            "sim": self.sim,
-        }
+
+@dataclass(frozen=True)
+class PicksReply:
+    """The kept outputs of the calls the supervisor named after a window: how many tensors
+    each call returned (the tensors follow in the frame, in the order asked)."""
+
+    failure: Failure | None
+    counts: list[int]
 
 
 def text(value: Any, limit: int = MAX_TEXT) -> str:
@@ -176,31 +177,49 @@ def check(header: dict[str, Any], *, inputs: int) -> CheckReply:
     return CheckReply(fail, modified, found)
 
 
-def timing(header: dict[str, Any], *, asked: list[int]) -> TimeReply:
-    """A timing reply; `asked` are the timed calls whose outputs the supervisor asked for."""
+def timing_start(header: dict[str, Any]) -> TimingStart:
+    _answers(header, "time")
+    fail = failure(header)
+    if fail is not None:
+        return TimingStart(fail, "", 0)
+    warm = _number(header.get("warmup_calls"), "warmup_calls") or 0.0
+    if not 0 <= warm <= MAX_SAMPLES:
+        raise BadReply(f"'warmup_calls' must be a count up to {MAX_SAMPLES}")
+    return TimingStart(None, text(header.get("method"), 40), int(warm))
+
+
+def window(header: dict[str, Any], *, calls: int) -> WindowReply:
+    """A window's reply; `calls` is how many calls the supervisor asked the window to hold."""
+    _answers(header, "window")
     found = findings(header.get("findings"))
     fail = failure(header)
     if fail is not None:
-        return TimeReply(fail, [], [], "", [], None, 0, [], [], None, found)
+        return WindowReply(fail, [], [], None, found)
     times = _times(header.get("times_ms"), "times_ms", required=True)
-    recheck = _indices(header.get("recheck", []), "recheck", MAX_SAMPLES)
-    counts = _indices(header.get("recheck_counts", []), "recheck_counts", 1 << 10)
-    if len(counts) != len(recheck) or not set(recheck) <= set(asked) | {0}:
-        raise BadReply("'recheck' must list calls the supervisor asked for, with their counts")
+    events = _times(header.get("event_ms"), "event_ms")
+    if len(times) != calls or len(events) not in (0, calls):
+        raise BadReply(f"a window of {calls} calls must report {calls} times")
     sim = header.get("sim")
-    return TimeReply(
-        failure=None,
-        times_ms=times,
-        event_ms=_times(header.get("event_ms"), "event_ms"),
-        method=text(header.get("method"), 40),
-        windows_ms=_times(header.get("windows_ms"), "windows_ms"),
-        wall_ms=_number(header.get("wall_ms"), "wall_ms"),
-        warmup_calls=int(_number(header.get("warmup_calls"), "warmup_calls") or 0),
-        recheck=recheck,
-        recheck_counts=counts,
-        sim=sim if isinstance(sim, dict) else None,
-        findings=found,
-    )
+    return WindowReply(None, times, events, sim if isinstance(sim, dict) else None, found)
+
+
+def picks(header: dict[str, Any], *, asked: list[int], tensors: int) -> PicksReply:
+    """The reply to a pick request for the calls `asked`, whose frame carried `tensors`."""
+    _answers(header, "picks")
+    fail = failure(header)
+    if fail is not None:
+        return PicksReply(fail, [])
+    calls = _indices(header.get("calls", []), "calls", MAX_SAMPLES)
+    counts = _indices(header.get("counts", []), "counts", 1 << 10)
+    if calls != asked or len(counts) != len(asked) or sum(counts) != tensors:
+        raise BadReply("the picked outputs do not match the calls asked for and their counts")
+    return PicksReply(None, counts)
+
+
+def _answers(header: dict[str, Any], op: str) -> None:
+    """A timing frame names the request it answers: one out of turn is not a reply."""
+    if header.get("op") != op:
+        raise BadReply(f"expected the reply to '{op}', got one to '{text(header.get('op'), 40)}'")
 
 
 def _times(value: Any, name: str, *, required: bool = False) -> list[float]:

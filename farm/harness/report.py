@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import platform
+import statistics
 import time
 from typing import Any
 
@@ -123,22 +124,27 @@ def add_timing(
     thermal: dict[str, Any],
     warmup_ms: float,
 ) -> None:
-    """Candidate timing: statistics of the per-call times, the method, and cross-checks.
-    `reply` is a checked timing reply's summary (farm.harness.replies.TimeReply.summary);
-    `wall_ms` the trusted side's own wall time of the request."""
+    """Candidate timing: statistics of the per-call times, the scored time (`scored_time`), the
+    windows as the supervisor timed them, and cross-checks. `reply` is a timing's summary
+    (farm.harness.windows.TimedRun.summary); `wall_ms` the trusted side's own wall time of the
+    whole timing (warm-up included, re-checks not)."""
     stats = scoring.TimingStats.from_samples(reply["times_ms"])
+    scored, statistic = scored_time(stats.median_ms, reply["windows"])
     details = {
+        "statistic": statistic,
         "windows_ms": reply["windows_ms"],
+        "windows": reply["windows"],
+        "rechecked": reply["rechecked"],
         "warmup_calls": reply["warmup_calls"],
         "warmup_ms": warmup_ms,
+        "warmup_wall_ms": reply["warmup_wall_ms"],
         "wall_ms_outside": wall_ms,
         "thermal": thermal,
-        "wall_ms_inside": reply["wall_ms"],
     }
     if reply["event_ms"]:
         details["event_median_ms"] = scoring.TimingStats.from_samples(reply["event_ms"]).median_ms
     timing = TimingSummary.from_json({**stats.to_dict(), "method": reply["method"], **details})
-    entry["time_ms"], entry["timing"] = timing.median_ms, timing.to_json()
+    entry["time_ms"], entry["timing"] = scored, timing.to_json()
     if reply["sim"]:
         entry["simulation"] = reply["sim"]
 
@@ -152,9 +158,12 @@ def add_baseline(
     thermal: dict[str, Any],
     warmup_ms: float,
 ) -> None:
-    """A baseline's timing, from a checked timing reply's summary (see add_timing)."""
+    """A baseline's timing, from a timing's summary, scored like the candidate (see add_timing)."""
     stats = scoring.TimingStats.from_samples(reply["times_ms"])
+    scored, statistic = scored_time(stats.median_ms, reply.get("windows", []))
     details = {
+        "statistic": statistic,
+        "windows": reply.get("windows", []),
         "warmup_calls": reply["warmup_calls"],
         "warmup_ms": warmup_ms,
         "wall_ms_outside": wall_ms,
@@ -162,7 +171,24 @@ def add_baseline(
         "thermal": thermal,
     }
     timing = TimingSummary.from_json({**stats.to_dict(), "method": reply["method"], **details})
-    entry["baseline_ms"][kind], entry["baseline_timing"][kind] = timing.median_ms, timing.to_json()
+    entry["baseline_ms"][kind], entry["baseline_timing"][kind] = scored, timing.to_json()
+
+
+# The median of the per-call times is the score unless the windows' mean call times say more
+# (median over windows of sum / calls) by this factor: then some calls pay for others (a batched
+# fix-up every k-th call, deferred work) and the mean cost per call is what the kernel costs.
+SLOW_CALLS_RATIO = 1.10
+
+
+def scored_time(median_ms: float, windows: list[dict[str, Any]]) -> tuple[float, str]:
+    """The time (ms) a workload is scored on and the statistic it is: "median" (of the calls) or
+    "window-mean" (see SLOW_CALLS_RATIO). Windows are as farm.harness.windows records them."""
+    means = [w["sum_ms"] / w["calls"] for w in windows if w.get("calls")]
+    if means:
+        window_mean = statistics.median(means)
+        if window_mean > SLOW_CALLS_RATIO * median_ms:
+            return window_mean, "window-mean"
+    return median_ms, "median"
 
 
 def finish(
@@ -176,7 +202,7 @@ def finish(
     for entry in entries:
         if entry["status"] == WorkloadStatus.PASSED.value and entry["time_ms"] is not None:
             _score(entry, problem, target, doc)
-            simulated = target.device == "npu-sim"
+            simulated = target.kind.simulated
             doc["guard"]["findings"] += wall_clock_findings(entry, simulated=simulated)
     for entry in entries:
         # leaderboard mode draws every workload's inputs from the secret seed; the server counts
@@ -199,7 +225,7 @@ def _score(entry: dict[str, Any], problem: Problem, target: Any, doc: dict[str, 
     eager = entry["baseline_ms"]["eager"]
     for kind, base in entry["baseline_ms"].items():
         entry["speedup"][kind] = scoring.speedup(base, t_k) if base and t_k > 0 else None
-    _check_streams(entry, doc, gpu=target.torch_device.type == "cuda")
+    _check_streams(entry, doc, gpu=target.kind.gpu)
     if target.spec is None:
         return
     try:
@@ -227,43 +253,36 @@ def _score(entry: dict[str, Any], problem: Problem, target: Any, doc: dict[str, 
         entry["sol_score"] = scoring.sol_score(t_k, bound.time_ms, eager)
 
 
-def _timed_wall_ms(timing: dict[str, Any]) -> float:
-    """The wall time (ms) of a timing request's timed calls: the trusted outside wall less its
-    warm-up phase. The warm-up lasts the policy's `warmup_ms` or three calls, whichever is
-    longer, plus the call that crosses the line; it is taken out as such, not per warm-up call:
-    a warm-up call costs a fraction of a timed one (no profiler), so a per-call average over
-    both would depend on their mix and differ between two honest processes (and the worker's
-    own count of warm-up calls is not trusted)."""
-    median = timing["median_ms"]
-    warm = max(timing.get("warmup_ms") or 0.0, 3 * median) + median
-    return max(0.0, timing["wall_ms_outside"] - warm)
+def _overhead_per_call(windows: list[dict[str, Any]]) -> float:
+    """What a timing loop cost per call beyond the reported times (ms), over its windows."""
+    calls = sum(w["calls"] for w in windows)
+    unexplained = sum(w["wall_ms"] - w["sum_ms"] for w in windows)
+    return max(0.0, unexplained / calls) if calls else 0.0
 
 
 def wall_clock_findings(entry: dict[str, Any], *, simulated: bool) -> list[dict[str, Any]]:
-    """The candidate's reported time must fit the wall time seen outside its process, given a
-    trusted calibration of what the same timing loop costs per call (farm.guard.plausibility):
-    the eager baseline timed the same way when there is one, else the loop around a call that
-    does nothing, measured by the supervisor itself (farm.harness.reference.timing_overhead_ms),
-    with a wider margin. Every evaluation that reports a wall-clock time is checked, with or
-    without baselines; only simulated times (npu-sim, the supervisor's own knowledge of its
-    device) are exempt: nothing the worker labels its times decides it. Both sides count timed
-    calls only (see _timed_wall_ms)."""
+    """The candidate's reported times must fit the wall time the supervisor measured around each
+    window it asked for, given a trusted calibration of what the same timing loop costs per call
+    (farm.guard.plausibility.check_windows): the eager baseline timed the same way when there
+    is one, else the loop around a call that does nothing, measured by the supervisor itself
+    (farm.harness.reference.timing_overhead_ms), with a wider margin. Every evaluation that
+    reports a wall-clock time is checked, with or without baselines; only simulated times
+    (npu-sim, the supervisor's own knowledge of its device) are exempt: nothing the worker
+    labels its times decides it. Warm-up is its own request, outside every window."""
     from farm.guard import plausibility
 
     cand, base = entry.get("timing") or {}, (entry.get("baseline_timing") or {}).get("eager")
-    if simulated or not cand.get("wall_ms_outside"):
+    if simulated or not cand.get("windows"):
         return []
-    if base and base.get("wall_ms_outside") and base.get("count"):
-        overhead = max(0.0, (_timed_wall_ms(base) - base["sum_ms"]) / base["count"])
+    if base and base.get("windows"):
+        overhead = _overhead_per_call(base["windows"])
         ratio = plausibility.WALL_OVERHEAD_RATIO
     elif cand.get("harness_overhead_ms") is not None:
         overhead, ratio = cand["harness_overhead_ms"], plausibility.NULL_OVERHEAD_RATIO
     else:
         return []
-    found = plausibility.check_wall_clock(
-        reported_ms_total=cand["mean_ms"] * cand["count"],
-        wall_ms=_timed_wall_ms(cand),
-        calls=cand["count"],
+    found = plausibility.check_windows(
+        [(w["calls"], w["wall_ms"], w["sum_ms"]) for w in cand["windows"]],
         overhead_ms_per_call=overhead,
         overhead_ratio=ratio,
     )

@@ -19,13 +19,16 @@ from typing import Any
 import torch
 
 from farm.errors import FarmError, SubmissionError
-from farm.harness import baselines, correctness, reference, replies, report, seeds
+from farm.harness import baselines, correctness, cudaipc, reference, replies, report, seeds
 from farm.harness.budget import LimitPolicy
 from farm.harness.channel import WorkerDied, WorkerProcess, WorkerSpec, stage_source
 from farm.harness.pool import WorkerPool
+from farm.harness.prestart import Early
 from farm.harness.reference import checker, expected
 from farm.harness.replies import BadReply
 from farm.harness.targets import Target, resolve_target
+from farm.harness.timing import TimingPolicy
+from farm.harness.windows import WindowDriver
 from farm.result import Mode, WorkloadStatus, reason
 from farm.sandbox import Limits, get_runner
 from farm.sandbox.limits import vendor_of
@@ -34,7 +37,6 @@ from farm.suite.model import Problem, Workload
 
 MAX_SOURCE_BYTES = 1 << 20
 ROUNDS = {Mode.TEST: 3, Mode.BENCHMARK: 3, Mode.LEADERBOARD: 5, Mode.PROFILE: 3}
-RECHECKS = 3  # timed calls whose outputs are re-checked against the reference
 
 
 @dataclass
@@ -56,6 +58,7 @@ class EvalOptions:
     limits: Limits = field(default_factory=Limits)
     limit_policy: LimitPolicy | None = None  # None: LimitPolicy.from_env()
     pool: WorkerPool | None = None  # warm workers (agents); None starts fresh ones
+    early: Early | None = None  # a candidate worker the CLI started ahead (farm.harness.prestart)
 
 
 def evaluate(source_path: str | Path, **options: Any) -> dict[str, Any]:
@@ -108,6 +111,10 @@ class Evaluation:
         self.phases: dict[str, float] = {}
         self.limit_policy = opts.limit_policy or LimitPolicy.from_env()
         self.call_s: dict[str, float] = {}  # trusted wall time of a workload's last check (s)
+        # reference outputs made ahead, by (workload id, seed): (outputs, seconds)
+        self.early: dict[tuple[str, int], tuple[list[torch.Tensor], float]] = {}
+        self.no_ipc = cudaipc.unavailable_reason(target.torch_device)  # None: outputs on device
+        self.doc["environment"]["output_transport"] = _transport(self.no_ipc)
 
     def execute(self) -> dict[str, Any]:
         started = time.time()
@@ -152,7 +159,7 @@ class Evaluation:
         if self.mode != Mode.TEST and self.opts.baselines and timed:
             with self._phase("baselines"):
                 self._baselines(timed)
-        with self._phase("timing"):
+        with self._phase("calibration"):
             self._calibrate_wall_clock(timed)
 
     def _calibrate_wall_clock(self, timed: list[Workload]) -> None:
@@ -171,26 +178,27 @@ class Evaluation:
             )
 
     def _start_candidate(self, tmp: Path, workloads: list[Workload]) -> WorkerProcess | None:
+        """A started worker with the submission loaded, or None (the failure is recorded). The
+        load request goes out right behind the worker's setup, and the trusted side makes its
+        first reference outputs while the worker starts (farm.harness.channel)."""
         try:
             with self._phase("sandbox_start"):
-                worker = self._acquire("candidate", tmp / "candidate", workloads)
+                worker = self._acquire("candidate", tmp / "candidate", workloads, wait=False)
+                try:
+                    worker.send(self._load_request(worker, workloads))
+                    self._first_reference(workloads)
+                    worker.ready()
+                except BaseException:
+                    self._release("candidate", worker)
+                    raise
         except WorkerDied as exc:
             raise FarmError(
                 f"the sandboxed worker did not start: {replies.text(exc.detail, 2000)}",
                 hint="check the node's sandbox set-up (farm hardware; docs/security.md)",
             ) from None
         try:
-            staged = stage_source(self.source_path, worker.spec.workdir)
-            axes = workloads[0].axes if workloads else {}
-            request = {
-                "op": "load",
-                "gpumode_data": self.problem.extra.get("gpumode_data", "tuple"),
-                "source_path": str(staged),
-                "axes": axes,
-                "problem_dir": str(self.problem.directory.resolve()),
-            }
             with self._phase("load"):
-                header, _ = worker.request(request, timeout=self.limit_policy.load_s)
+                header, _ = worker.receive(timeout=self.limit_policy.load_s)
             reply = replies.load(header)
         except (WorkerDied, BadReply) as exc:
             self._release("candidate", worker)
@@ -204,9 +212,40 @@ class Evaluation:
         self.doc["submission"]["form"] = reply.form
         return worker
 
-    def _acquire(self, kind: str, workdir: Path, workloads: list[Workload]) -> WorkerProcess:
+    def _load_request(self, worker: WorkerProcess, workloads: list[Workload]) -> dict[str, Any]:
+        staged = stage_source(self.source_path, worker.spec.workdir)
+        return {
+            "op": "load",
+            "gpumode_data": self.problem.extra.get("gpumode_data", "tuple"),
+            "source_path": str(staged),
+            "axes": workloads[0].axes if workloads else {},
+            "problem_dir": str(self.problem.directory.resolve()),
+        }
+
+    def _first_reference(self, workloads: list[Workload]) -> None:
+        """The first check's reference outputs, made ahead (kept for `_check`)."""
+        if workloads:
+            w = workloads[0]
+            seed = seeds.derive(self.base, self.problem.name, w.id, "check", 0)
+            self.early[(w.id, seed)] = self._expected(w, seed, 0)
+
+    def _acquire(
+        self, kind: str, workdir: Path, workloads: list[Workload], *, wait: bool = True
+    ) -> WorkerProcess:
         """A started worker: from the pool when there is one, else a fresh one in `workdir` with
-        limits sized to the largest of `workloads`."""
+        limits sized to the largest of `workloads` (`wait`: see WorkerProcess)."""
+        early, self.opts.early = self.opts.early, None
+        ids = [w.id for w in workloads]
+        if (
+            kind == "candidate"
+            and early
+            and early.serves(self.suite.root, self.problem.name, self.target.device, ids)
+        ):
+            self.doc["environment"]["sandbox"] = early.sandbox_name
+            if early.sandbox_note:
+                self.doc["environment"]["sandbox_note"] = early.sandbox_note
+            self.doc["environment"]["limits"] = {"memory_bytes": early.memory_bytes}
+            return early.worker
         pool = self.opts.pool
         if pool is not None:
             self.doc["environment"]["sandbox"] = pool.runner.name
@@ -230,11 +269,13 @@ class Evaluation:
         if runner.note:
             self.doc["environment"]["sandbox_note"] = runner.note
         self.doc["environment"]["limits"] = {"memory_bytes": limits.memory_bytes}
-        return WorkerProcess(runner, spec)
+        return WorkerProcess(runner, spec, wait=wait)
 
     def _release(self, kind: str, worker: WorkerProcess) -> None:
         pool = self.opts.pool
-        if pool is None:
+        if pool is None and kind == "candidate":
+            worker.discard()
+        elif pool is None:
             worker.close()
         elif kind == "candidate" or worker.proc.poll() is not None:
             pool.discard(worker)
@@ -300,19 +341,17 @@ class Evaluation:
         errors: list[dict[str, Any]] = []
         stats: dict[str, float] = {}
         rounds = ROUNDS[self.mode]
-        for r in range(rounds):
+        r = 0
+        while r < rounds:
             seed = seeds.derive(self.base, self.problem.name, w.id, "check", r)
-            ref, ref_s = self._expected(w, seed, 0)
-            timeout = self.limit_policy.call_seconds(ref_s, first=r == 0)
-            started = time.perf_counter()
-            header, outputs = worker.request(
-                {"op": "check", **self._request(w, seed)},
-                timeout=timeout,
-                max_bytes=self._frame_bytes(w, 1),
-                watch=self.gpu_limit_bytes(w),
-            )
-            self.call_s[w.id] = time.perf_counter() - started
-            reply = replies.check(header, inputs=len(self.problem.inputs) or 1 << 10)
+            early = self.early.pop((w.id, seed), None)
+            ref, ref_s = early if early is not None else self._expected(w, seed, 0)
+            try:
+                reply, outputs = self._check_call(worker, w, seed, ref, ref_s, first=r == 0)
+            except cudaipc.IpcError as exc:
+                self._to_pipe(str(exc))  # this round again, its outputs through the pipe
+                self.early[(w.id, seed)] = (ref, ref_s)
+                continue
             self.doc["guard"]["findings"] += _tag(reply.findings, w.id)
             check = checker(self.problem, w, seed, 0, self.target.torch_device)
             errors = self._verify(reply.failure, reply.inputs_modified, outputs, ref, check)
@@ -321,10 +360,65 @@ class Evaluation:
             if errors:
                 break
             stats = self._last_stats
+            r += 1
         status = report.status_of(errors)
         entry = report.workload_entry(self.problem, w, status, errors)
         entry["correctness"] = {"rounds": rounds if not errors else r + 1, **stats}
         return entry
+
+    def _check_call(
+        self,
+        worker: WorkerProcess,
+        w: Workload,
+        seed: int,
+        ref: list[torch.Tensor],
+        ref_s: float,
+        *,
+        first: bool,
+    ) -> tuple[replies.CheckReply, list[torch.Tensor]]:
+        """One checked call of the candidate: its reply and its outputs, which the trusted side
+        now owns (copied on the device, or read from the pipe). `ref_s`: the reference's time
+        on the same inputs (s), the yardstick of the call's time limit."""
+        timeout = self.limit_policy.call_seconds(ref_s, first=first)
+        request = {"op": "check", **self._request(w, seed)}
+        if self.no_ipc is None:
+            request["outputs"] = "ipc"
+        started = time.perf_counter()
+        header, outputs = worker.request(
+            request,
+            timeout=timeout,
+            max_bytes=self._frame_bytes(w, 1),
+            watch=self.gpu_limit_bytes(w),
+        )
+        self.call_s[w.id] = time.perf_counter() - started
+        reply = replies.check(header, inputs=self.problem.input_tensors())
+        return reply, self._received(header, outputs, ref)
+
+    def _received(
+        self, header: dict[str, Any], tensors: list[torch.Tensor], ref: list[torch.Tensor]
+    ) -> list[torch.Tensor]:
+        """A reply's outputs: those the worker left on the device, copied into the trusted
+        side's memory (laid out as `ref`, the reference outputs), else the frame's tensors.
+        Raises BadReply for a malformed entry, cudaipc.IpcError when a handle does not open."""
+        if "outputs_ipc_error" in header and self.no_ipc is None:
+            self._to_pipe(
+                "the worker could not share its outputs: "
+                + replies.text(header["outputs_ipc_error"], 300)
+            )
+        if "outputs_ipc" not in header:
+            return tensors
+        if self.no_ipc is not None or tensors:
+            raise BadReply("outputs on the device were not asked for, or came with tensors")
+        try:
+            entries = cudaipc.parse(header["outputs_ipc"])
+            return cudaipc.receive(entries, ref, self.target.torch_device)
+        except cudaipc.BadEntry as exc:
+            raise BadReply(str(exc)) from None
+
+    def _to_pipe(self, why: str) -> None:
+        """Outputs come through the pipe for the rest of this evaluation (said in the result)."""
+        self.no_ipc = why
+        self.doc["environment"]["output_transport"] = _transport(why)
 
     def _expected(self, w: Workload, seed: int, index: int) -> tuple[list[torch.Tensor], float]:
         """The reference outputs of call `index`, and the seconds the trusted side took to make
@@ -371,67 +465,65 @@ class Evaluation:
         return errors
 
     def _time(self, worker: WorkerProcess, w: Workload, entry: dict[str, Any]) -> None:
+        """Time the candidate in windows the supervisor sizes and times itself, re-checking calls
+        it names only after their window ran (farm.harness.timing, farm.harness.windows)."""
         seed = seeds.derive(self.base, self.problem.name, w.id, "time")
         policy = self.target.policy(self.opts.policy)
-        picks = sorted(self.rng.sample(range(policy.min_calls), k=min(RECHECKS, policy.min_calls)))
-        request = {
-            "op": "time",
-            **self._request(w, seed),
-            "policy": policy.__dict__,
-            "recheck": picks,
-            "llc_bytes": self.target.llc_bytes,
-        }
-        timeout = self.limit_policy.timing_seconds(policy, self.call_s.get(w.id, 0.0))
         gate = self.target.cool_down()
-        started = time.perf_counter()
-        header, _ = worker.request(
-            request, timeout=timeout, max_bytes=0, watch=self.gpu_limit_bytes(w)
-        )
-        wall_ms = (time.perf_counter() - started) * 1000
-        reply = replies.timing(header, asked=picks)
-        _, tensors = worker.receive(
-            timeout=self.limit_policy.call_seconds(self.call_s.get(w.id, 0.0), first=False),
-            max_bytes=self._frame_bytes(w, len(picks)),
-        )
-        self.doc["guard"]["findings"] += _tag(reply.findings, w.id)
-        if reply.failure is not None:
-            report.set_status(entry, self._verify(reply.failure, [], [], []))
-            return
-        errors = self._rechecks(reply, tensors, w, seed, picks)
-        if errors:
-            report.set_status(entry, errors)
-            return
-        report.add_timing(entry, reply.summary(), wall_ms, thermal=gate, warmup_ms=policy.warmup_ms)
 
-    def _rechecks(
-        self,
-        reply: replies.TimeReply,
-        tensors: list[torch.Tensor],
-        w: Workload,
-        seed: int,
-        picks: list[int],
-    ) -> list[dict[str, Any]]:
-        simulated = self.target.device == "npu-sim"
-        if not simulated and sorted(reply.recheck) != picks:
-            return [reason("RECHECK_MISSING", "the worker did not return the re-checked calls")]
-        if sum(reply.recheck_counts) != len(tensors):
-            raise BadReply("the re-checked outputs do not match the counts the reply announced")
-        offset = 0
-        for index, count in zip(reply.recheck, reply.recheck_counts):
-            outputs = tensors[offset : offset + count]
-            offset += count
+        def verify(index: int, outputs: list[torch.Tensor]) -> list[dict[str, Any]]:
             ref, _ = self._expected(w, seed, index)
             check = checker(self.problem, w, seed, index, self.target.torch_device)
             errors = self._verify(None, [], outputs, ref, check)
-            if errors:
-                return [
-                    reason(
-                        "RECHECK_FAILED",
-                        f"timed call {index} returned a wrong result: "
-                        + "; ".join(e["detail"] for e in errors),
-                    )
-                ]
-        return []
+            if not errors:
+                return []
+            detail = "; ".join(e["detail"] for e in errors)
+            return [
+                reason("RECHECK_FAILED", f"timed call {index} returned a wrong result: {detail}")
+            ]
+
+        run = self._driver(worker, w, policy, watch=True).run(
+            self._timing_request(w, seed, policy), verify
+        )
+        self._move_phase("timing", "correctness", run.verify_s)
+        self.doc["guard"]["findings"] += _tag(run.findings, w.id)
+        if run.failure is not None:
+            report.set_status(entry, self._verify(run.failure, [], [], []))
+        elif run.errors:
+            report.set_status(entry, run.errors)
+        else:
+            report.add_timing(
+                entry, run.summary(), run.wall_ms, thermal=gate, warmup_ms=policy.warmup_ms
+            )
+
+    def _driver(
+        self, worker: WorkerProcess, w: Workload, policy: TimingPolicy, *, watch: bool
+    ) -> WindowDriver:
+        out_bytes = self._frame_bytes(w, 1) - self.limit_policy.output_slack
+        return WindowDriver(
+            worker=worker,
+            policy=policy,
+            limits=self.limit_policy,
+            rng=self.rng,
+            call_s=self.call_s.get(w.id, 0.0),
+            keep_calls=self.limit_policy.keep_calls(out_bytes, self._workload_bytes(w)),
+            pick_bytes=self._frame_bytes(w, 1),
+            watch=self.gpu_limit_bytes(w) if watch else None,
+            simulated=self.target.device == "npu-sim",
+        )
+
+    def _timing_request(self, w: Workload, seed: int, policy: TimingPolicy) -> dict[str, Any]:
+        return {
+            **self._request(w, seed),
+            "policy": policy.__dict__,
+            "llc_bytes": self.target.llc_bytes,
+        }
+
+    def _move_phase(self, source: str, target: str, seconds: float) -> None:
+        """Count `seconds` spent inside phase `source` as phase `target` instead."""
+        if seconds > 0:
+            self.phases[source] = round(self.phases.get(source, 0.0) - seconds, 4)
+            self.phases[target] = round(self.phases.get(target, 0.0) + seconds, 4)
 
     def _frame_bytes(self, w: Workload, calls: int) -> int:
         """The most tensor bytes a reply about `calls` calls of `w` may carry."""
@@ -542,34 +634,19 @@ class Evaluation:
     ) -> None:
         seed = seeds.derive(self.base, self.problem.name, w.id, "baseline", kind)
         policy = self.target.policy(self.opts.policy)
-        request = {
-            "op": "time",
-            **self._request(w, seed),
-            "policy": policy.__dict__,
-            "recheck": [],
-            "llc_bytes": self.target.llc_bytes,
-        }
-        first_call = self.limit_policy.compile_s if kind == "compile" else 0.0
-        timeout = self.limit_policy.timing_seconds(policy, self.call_s.get(w.id, 0.0)) + first_call
+        driver = self._driver(worker, w, policy, watch=False)
+        driver.call_s += self.limit_policy.compile_s if kind == "compile" else 0.0
         gate = self.target.cool_down()
-        started = time.perf_counter()
-        header, _ = worker.request(request, timeout=timeout, max_bytes=0)
-        wall_ms = (time.perf_counter() - started) * 1000
-        reply = replies.timing(header, asked=[])
-        worker.receive(timeout=60, max_bytes=self._frame_bytes(w, 1))  # npu-sim sends one
-        if reply.failure is not None:
-            self._baseline_failed(f"{kind} {w.id}", reply.failure.detail)
+        run = driver.run(self._timing_request(w, seed, policy))
+        if run.failure is not None:
+            self._baseline_failed(f"{kind} {w.id}", run.failure.detail)
             return
+        summary = run.summary()
         report.add_baseline(
-            self.entries[w.id],
-            kind,
-            reply.summary(),
-            wall_ms,
-            thermal=gate,
-            warmup_ms=policy.warmup_ms,
+            self.entries[w.id], kind, summary, run.wall_ms, thermal=gate, warmup_ms=policy.warmup_ms
         )
         if cache is not None:
-            stored = {"summary": reply.summary(), "wall_ms": wall_ms, "thermal": gate}
+            stored = {"summary": summary, "wall_ms": run.wall_ms, "thermal": gate}
             cache.put(w.id, kind, {**stored, "warmup_ms": policy.warmup_ms})
 
     def _baseline_failed(self, what: str, detail: str) -> None:
@@ -601,6 +678,11 @@ def _load_failure(exc: WorkerDied | BadReply) -> replies.Failure:
     status = _DIED[exc.status]
     detail = replies.text(exc.detail)
     return replies.Failure(exc.code, status, detail, compile=exc.code == "WORKER_DIED")
+
+
+def _transport(no_ipc: str | None) -> str:
+    """How checked outputs reach the trusted side, as the result's environment says it."""
+    return "device (CUDA IPC)" if no_ipc is None else f"pipe ({no_ipc})"
 
 
 def _tag(findings: list[dict[str, Any]], workload_id: str) -> list[dict[str, Any]]:

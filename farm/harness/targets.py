@@ -8,11 +8,11 @@ from typing import Any
 import torch
 
 from farm.errors import FarmError
-from farm.hardware import specs
+from farm.hardware import kinds, specs
 from farm.harness.timing import TimingPolicy
 from farm.suite.model import Problem, Workload
 
-DEVICES = ("cuda", "rocm", "npu-sim", "cpu")
+DEVICES = kinds.KIND_NAMES
 CPU_HARDWARE = "cpu"  # development only: wall-clock times, no SOL bound
 
 
@@ -31,21 +31,24 @@ class Target:
     device_index: int = 0
 
     @property
+    def kind(self) -> kinds.DeviceKind:
+        return kinds.get_kind(self.device)
+
+    @property
     def llc_bytes(self) -> int:
         return self.spec.llc_bytes if self.spec else 64 << 20
 
     def environment(self) -> dict[str, Any]:
         from farm.hardware import detect
 
-        vendor = {"cuda": "nvidia", "rocm": "amd"}.get(self.device, "none")
-        env = detect.read_environment(self.device_index, vendor=vendor)
-        if self.torch_device.type == "cuda":
+        env = detect.read_environment(self.device_index, vendor=self.kind.vendor)
+        if self.kind.gpu:
             env["device_name"] = torch.cuda.get_device_name(self.torch_device)
         return env
 
     def cool_down(self) -> dict[str, Any]:
         """Wait for a comparable thermal state before a GPU measurement (farm.harness.thermal)."""
-        if self.device != "cuda":
+        if not self.kind.cool_down:
             return {}
         from farm.harness import thermal
 
@@ -56,7 +59,7 @@ class Target:
 
     def compile_baseline(self, wanted: bool | None) -> bool:
         """torch.compile baselines by default only on GPUs (CPU compiles take minutes)."""
-        return self.device in ("cuda", "rocm") if wanted is None else wanted
+        return self.kind.gpu if wanted is None else wanted
 
     def select(self, problem: Problem, ids: list[str] | None) -> Selection:
         """Workloads to run: the named ones, else the small ones on cpu/npu-sim and every one on
@@ -65,7 +68,7 @@ class Target:
         run: that is the problem's property, never the submission's fault."""
         if ids:
             chosen = [problem.workload(i) for i in ids]
-        elif self.device in ("cpu", "npu-sim"):
+        elif not self.kind.gpu:
             chosen = [w for w in problem.workloads if w.small]
             if not chosen:
                 raise FarmError(
@@ -90,27 +93,26 @@ class Target:
         lacking = [f for f in problem.requires if f not in self.spec.features]
         if lacking:
             return f"{self.hardware} lacks {', '.join(lacking)}"
-        if self.device == "npu-sim" and not w.small:
+        if self.kind.small_only and not w.small:
             return "the simulator runs only small workloads (see docs/npu-sim.md)"
         return None
 
 
 def resolve_target(device: str, hardware: str | None, index: int = 0) -> Target:
     """Check the device name and find its hardware class (detected on GPUs unless given)."""
-    if device not in DEVICES:
-        from farm.errors import unknown
-
-        raise unknown("device", device, DEVICES)
-    if device == "npu-sim":
-        return Target(device, "npu-sim-v1", specs.get_spec("npu-sim-v1"), torch.device("cpu"))
-    if device == "cpu":
-        return Target(device, hardware or CPU_HARDWARE, None, torch.device("cpu"))
+    kind = kinds.get_kind(device)
+    if not kind.gpu:
+        classes = kind.classes()  # the simulated NPU has one class; the CPU none
+        if classes:
+            spec = specs.get_spec(classes[0])
+            return Target(device, classes[0], spec, torch.device(kind.torch_device))
+        return Target(device, hardware or CPU_HARDWARE, None, torch.device(kind.torch_device))
     if not torch.cuda.is_available():
         raise FarmError(
             f"device '{device}' is not available here: torch sees no GPU",
             hint="use --device npu-sim or --device cpu on a machine without a GPU",
         )
-    torch_device = torch.device("cuda", index)
+    torch_device = torch.device(kind.torch_device, index)
     if hardware is None:
         props = torch.cuda.get_device_properties(torch_device)
         hardware = specs.detect_class(props.name, memory_bytes=props.total_memory)

@@ -1,29 +1,58 @@
-"""Timing inside the worker.
+"""Timing: the worker measures calls in windows whose size the supervisor chose.
+
+Who decides what. The supervisor (trusted) drives timing one window at a time
+(farm.harness.windows): it asks for a warm-up, then for "window of n calls starting at call
+index i", with n drawn from its own random generator and sized from its own clock, so the worker
+learns a window's size only when the window starts. It times every window from outside (send to
+reply), and the times the worker reports must fit that wall: the sum of a window's calls may not
+exceed its wall, and the wall may not exceed that sum by more than a bounded harness overhead per
+call plus a fixed cost (farm.harness.report.wall_clock_findings, farm.guard.plausibility). Windows
+last `window_ms` x U(0.5, 1.5) (at most the budget left), so kernel time dominates the fixed
+costs. The stop rule (`stop_rule`: `min_calls` calls, relative standard error of the mean below
+`target_rse`, the last `stable_windows` window means within `stable_tol`) and the budget
+(`budget_ms` of windows after the `warmup_ms` warm-up) are applied by the supervisor after each
+window, on the reported times, which the wall checks hold to the truth.
+
+What a timed call returns. Each output is captured (cloned by harness code, outside any torch
+function or dispatch mode the submission installed, with the cyclic garbage collector off so
+that no finaliser runs in between) the moment its timer stops, before any code the submission
+can reach runs. The worker keeps every call's capture of the current window (`Window.outputs`);
+after the window's reply the supervisor draws whether to re-check one of its calls and which
+(about eight per timing, at least three, the last ones from the last window), asks for those
+captures and checks them itself. So re-checked calls come from all timed calls, and nothing the
+worker sees while a call runs tells a checked call from an unchecked one. The kept captures of a
+window must fit the workload's memory budget: the supervisor caps n by the outputs' bytes
+(farm.harness.budget.LimitPolicy.keep_calls).
+
+The score is the median of the calls unless the windows' mean call time is higher by more than
+10 % (farm.harness.report.scored_time): a periodic slow call (a batched fix-up every k-th call)
+cannot hide behind the median.
 
 GPU method (CUDA and ROCm), per call: fresh inputs are made, a Triton kernel named
 `farm_l2_flush` overwrites a buffer at least four times the last-level cache (start marker), the
 candidate runs, the device is synchronised (every stream), and a tiny `farm_call_end` kernel
 marks the end. The profiler (CUPTI / roctracer through torch.profiler) records every kernel,
 memcpy and memset on every stream; a call's time is the span from the first activity after its
-flush to the last one before its end marker. CUDA events on the current stream are recorded too,
-as a cross-check (side-stream work shows as span >> event time).
-
-Calls are taken in windows. Measuring stops when at least `min_calls` were taken, the relative
-standard error of the mean is below `target_rse`, and the medians of the last `stable_windows`
-windows agree within `stable_tol` (the clock has settled), or when the time budget runs out.
+flush to the last one before its end marker. The trace is read from the profiler's raw Kineto
+events (`_activities`), not from torch's function-event tree, whose construction cost seconds per
+window; the reading is part of each window's wall, so the budget bounds it too. CUDA events on
+the current stream are recorded as a cross-check (side-stream work shows as span >> event time).
 Before measuring, calls run for `warmup_ms` so clocks and caches reach their working state.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import math
 import statistics
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from torch.utils._python_dispatch import _disable_current_modes
 
 FLUSH_KERNEL = "farm_l2_flush"
 END_KERNEL = "farm_call_end"
@@ -31,12 +60,15 @@ END_KERNEL = "farm_call_end"
 
 @dataclass(frozen=True)
 class TimingPolicy:
-    """How long and how often to time one workload (ms are wall-clock milliseconds)."""
+    """How long and how often to time one workload (ms are wall-clock milliseconds).
+    `window` is the window size of in-process runs (`run_windows`); the supervisor sizes its
+    windows to last about `window_ms` instead."""
 
     warmup_ms: float = 300.0
     min_calls: int = 30
     max_calls: int = 20000
     window: int = 50
+    window_ms: float = 400.0
     target_rse: float = 0.001
     stable_windows: int = 4
     stable_tol: float = 0.004
@@ -45,26 +77,67 @@ class TimingPolicy:
 
     @classmethod
     def for_device(cls, device: str, **overrides: Any) -> TimingPolicy:
-        base = cls() if device in ("cuda", "rocm") else cls(warmup_ms=50, window=10, budget_ms=1500)
+        base = (
+            cls()
+            if device in ("cuda", "rocm")
+            else cls(warmup_ms=50, window=10, window_ms=150, budget_ms=1500)
+        )
         return cls(**{**base.__dict__, **overrides})
 
 
 @dataclass
+class Window:
+    """One window's per-call times (ms), the cross-check times from events, and each call's
+    outputs as captured when its timer stopped (empty lists when not kept)."""
+
+    times_ms: list[float]
+    event_ms: list[float]
+    outputs: list[list[torch.Tensor]] = field(default_factory=list)
+    sim: dict[str, Any] | None = None
+
+
+@dataclass
 class TimingRun:
-    """Per-call times in ms (what scores use) and the cross-check times from events."""
+    """An in-process run of windows (`run_windows`): per-call times in ms and window means."""
 
     times_ms: list[float]
     event_ms: list[float] = field(default_factory=list)
     method: str = ""
-    windows: list[float] = field(default_factory=list)  # median of each window, ms
+    windows: list[float] = field(default_factory=list)  # mean of each window, ms
+    window_wall_ms: list[float] = field(default_factory=list)  # each window's wall, ms
     wall_ms: float = 0.0
     warmup_calls: int = 0
-    rechecks: dict[int, Any] = field(default_factory=dict)  # call index -> outputs
-    sim: dict[str, Any] | None = None
 
 
 MakeInputs = Callable[[int], Sequence[torch.Tensor]]
 Call = Callable[[Sequence[torch.Tensor]], Any]
+
+
+@contextlib.contextmanager
+def harness_torch() -> Iterator[None]:
+    """Run harness tensor code outside every torch function mode, tensor subclass handler and
+    dispatch mode the submission may have installed (they are restored afterwards)."""
+    with torch._C.DisableTorchFunction(), _disable_current_modes():
+        yield
+
+
+def capture(outputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    """Copies of a call's outputs, made by harness code (see `harness_torch`). Only exact
+    torch.Tensor objects are accepted (farm.harness.runtime.as_output_list checked them)."""
+    with harness_torch():
+        return [torch.Tensor.clone(torch.Tensor.detach(o)) for o in outputs]
+
+
+@contextlib.contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """No collection (and so no finaliser of the submission's) between a call and its capture."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def stop_rule(times: list[float], windows: list[float], policy: TimingPolicy) -> bool:
@@ -80,8 +153,35 @@ def stop_rule(times: list[float], windows: list[float], policy: TimingPolicy) ->
     return rse <= policy.target_rse and settled
 
 
+def run_windows(
+    timer: Any, call: Call, make_inputs: MakeInputs, policy: TimingPolicy, *, keep: bool = False
+) -> TimingRun:
+    """Warm up, then time windows of `policy.window` calls in this process until the stop rule
+    or the budget ends it (outputs captured and dropped when `keep`, as the worker's are). The
+    supervisor's own driver, with windows it sizes and times itself, is farm.harness.windows;
+    this one serves in-process measurements."""
+    t0 = time.perf_counter()
+    run = TimingRun(
+        times_ms=[], method=timer.method, warmup_calls=timer.warmup(call, make_inputs, policy)
+    )
+    deadline = t0 + policy.budget_ms / 1000
+    while len(run.times_ms) < policy.max_calls:
+        began = time.perf_counter()
+        w = timer.window(call, make_inputs, len(run.times_ms), policy.window, policy, keep=keep)
+        run.window_wall_ms.append((time.perf_counter() - began) * 1000)
+        run.times_ms += w.times_ms
+        run.event_ms += w.event_ms
+        run.windows.append(statistics.fmean(w.times_ms))
+        if stop_rule(run.times_ms, run.windows, policy) or time.perf_counter() > deadline:
+            break
+    run.wall_ms = (time.perf_counter() - t0) * 1000
+    return run
+
+
 class GpuTimer:
     """Times calls on a CUDA/ROCm device with the profiler (all streams) and events."""
+
+    method = "cupti-span+events"
 
     def __init__(self, device: torch.device, llc_bytes: int) -> None:
         self.device = device
@@ -98,84 +198,64 @@ class GpuTimer:
     def end_marker(self) -> None:
         self._end(self.flush_buf)
 
-    def run(
-        self,
-        call: Call,
-        make_inputs: MakeInputs,
-        policy: TimingPolicy,
-        recheck: Collection[int] = (),
-    ) -> TimingRun:
-        t0 = time.perf_counter()
-        warm = self._warmup(call, make_inputs, policy)
-        run = TimingRun(times_ms=[], method="cupti-span+events", warmup_calls=warm)
-        deadline = t0 + policy.budget_ms / 1000
-        index = 0
-        while len(run.times_ms) < policy.max_calls:
-            spans, events = self._window(call, make_inputs, index, policy, recheck, run)
-            index += policy.window
-            run.times_ms += spans
-            run.event_ms += events
-            run.windows.append(statistics.median(spans))
-            if index > max(recheck, default=-1) and (
-                stop_rule(run.times_ms, run.windows, policy) or time.perf_counter() > deadline
-            ):
-                break
-        run.wall_ms = (time.perf_counter() - t0) * 1000
-        if not self.profiler_ok:
-            run.method = "events"
-        return run
-
-    def _warmup(self, call: Call, make_inputs: MakeInputs, policy: TimingPolicy) -> int:
+    def warmup(self, call: Call, make_inputs: MakeInputs, policy: TimingPolicy) -> int:
+        """Run calls for `policy.warmup_ms` (at least three); returns how many ran."""
         end = time.perf_counter() + policy.warmup_ms / 1000
         n = 0
         while n < 3 or time.perf_counter() < end:
-            inputs = make_inputs(-1 - n)
-            self.flush()
+            with harness_torch():
+                inputs = make_inputs(-1 - n)
+                self.flush()
             call(inputs)
-            torch.cuda.synchronize(self.device)
+            with harness_torch():
+                torch.cuda.synchronize(self.device)
             n += 1
         return n
 
-    def _window(
+    def window(
         self,
         call: Call,
         make_inputs: MakeInputs,
         start: int,
+        calls: int,
         policy: TimingPolicy,
-        recheck: Collection[int],
-        run: TimingRun,
-    ) -> tuple[list[float], list[float]]:
-        n, idle_ratio = policy.window, policy.idle_ratio
+        *,
+        keep: bool = True,
+    ) -> Window:
+        """Time calls `start` .. `start + calls - 1`; outputs captured when `keep`."""
         evs = [
             (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-            for _ in range(n)
+            for _ in range(calls)
         ]
+        kept: list[list[torch.Tensor]] = []
         prof = _profiler() if self.profiler_ok else None
         if prof is not None:
             prof.__enter__()
-        for i in range(n):
-            inputs = make_inputs(start + i)
-            self.flush()
-            evs[i][0].record()
-            out = call(inputs)
-            evs[i][1].record()
-            torch.cuda.synchronize(self.device)
-            self.end_marker()
-            if idle_ratio > 0:
-                time.sleep(evs[i][0].elapsed_time(evs[i][1]) * idle_ratio / 1000)
-            if start + i in recheck:
-                run.rechecks[start + i] = out
-            del out
+        with _no_cyclic_gc():
+            for i in range(calls):
+                with harness_torch():  # markers too: Triton reads data_ptr(), a torch function
+                    inputs = make_inputs(start + i)
+                    self.flush()
+                    evs[i][0].record()
+                out = call(inputs)
+                with harness_torch():
+                    evs[i][1].record()
+                    torch.cuda.synchronize(self.device)
+                    self.end_marker()
+                    kept.append(capture(out) if keep else [])
+                del out, inputs
+                if policy.idle_ratio > 0:
+                    time.sleep(evs[i][0].elapsed_time(evs[i][1]) * policy.idle_ratio / 1000)
         torch.cuda.synchronize(self.device)
         events = [a.elapsed_time(b) for a, b in evs]
         if prof is None:
-            return events, events
+            return Window(events, events, kept)
         prof.__exit__(None, None, None)
-        spans = _spans(prof)
-        if len(spans) != n:
+        spans = _spans(_activities(prof))
+        if len(spans) != calls:
             self.profiler_ok = False  # the trace is unusable here: fall back to events
-            return events, events
-        return spans, events
+            return Window(events, events, kept)
+        return Window(spans, events, kept)
 
 
 def _profiler():  # type: ignore[no-untyped-def]
@@ -184,23 +264,27 @@ def _profiler():  # type: ignore[no-untyped-def]
     return profile(activities=[ProfilerActivity.CUDA])
 
 
-def _spans(prof) -> list[float]:  # type: ignore[no-untyped-def]
+def _activities(prof) -> list[tuple[int, int, str]]:  # type: ignore[no-untyped-def]
+    """(start ns, end ns, name) of every device activity in a finished profile, read from the
+    raw Kineto results: torch's `prof.events()` first builds the whole function-event tree, whose
+    cost grows with the trace (seconds per window of a few hundred kernels)."""
+    results = prof.profiler.kineto_results
+    device = torch.autograd.DeviceType.CUDA
+    return [
+        (e.start_ns(), e.end_ns(), e.name()) for e in results.events() if e.device_type() == device
+    ]
+
+
+def _spans(activities: list[tuple[int, int, str]]) -> list[float]:
     """Per-call spans (ms) between flush and end markers, over every GPU activity."""
-    acts = sorted(
-        (
-            (e.time_range.start, e.time_range.end, e.name)
-            for e in prof.events()
-            if e.device_type == torch.autograd.DeviceType.CUDA
-        ),
-    )
     spans: list[float] = []
     inside, first, last = False, math.inf, -math.inf
-    for start, end, name in acts:
+    for start, end, name in sorted(activities):
         if FLUSH_KERNEL in name:
             inside, first, last = True, math.inf, -math.inf
         elif END_KERNEL in name:
             if inside:
-                spans.append(max(last - first, 0.0) / 1000.0 if first < math.inf else 0.0)
+                spans.append(max(last - first, 0.0) / 1e6 if first < math.inf else 0.0)
             inside = False
         elif inside:
             first, last = min(first, start), max(last, end)
@@ -210,48 +294,45 @@ def _spans(prof) -> list[float]:  # type: ignore[no-untyped-def]
 class CpuTimer:
     """Wall-clock timing on the CPU (development device): perf_counter_ns around each call."""
 
+    method = "wall-clock"
+
     def __init__(self, llc_bytes: int = 64 << 20) -> None:
         self.flush_buf = torch.empty(llc_bytes // 4, dtype=torch.int32)
 
-    def run(
+    def warmup(self, call: Call, make_inputs: MakeInputs, policy: TimingPolicy) -> int:
+        """Run calls for `policy.warmup_ms` (at least two); returns how many ran."""
+        end = time.perf_counter() + policy.warmup_ms / 1000
+        n = 0
+        while n < 2 or time.perf_counter() < end:
+            with harness_torch():
+                inputs = make_inputs(-1 - n)
+                self.flush_buf.fill_(n)
+            call(inputs)
+            n += 1
+        return n
+
+    def window(
         self,
         call: Call,
         make_inputs: MakeInputs,
+        start: int,
+        calls: int,
         policy: TimingPolicy,
-        recheck: Collection[int] = (),
-    ) -> TimingRun:
-        t0 = time.perf_counter()
-        end = t0 + policy.warmup_ms / 1000
-        warm = 0
-        while warm < 2 or time.perf_counter() < end:
-            call(make_inputs(-1 - warm))
-            warm += 1
-        run = TimingRun(times_ms=[], method="wall-clock", warmup_calls=warm)
-        deadline = t0 + policy.budget_ms / 1000
-        index = 0
-        while len(run.times_ms) < policy.max_calls:
-            window = [
-                self._one(call, make_inputs, index + i, recheck, run) for i in range(policy.window)
-            ]
-            index += policy.window
-            run.times_ms += window
-            run.windows.append(statistics.median(window))
-            if index > max(recheck, default=-1) and (
-                stop_rule(run.times_ms, run.windows, policy) or time.perf_counter() > deadline
-            ):
-                break
-        run.event_ms = list(run.times_ms)
-        run.wall_ms = (time.perf_counter() - t0) * 1000
-        return run
-
-    def _one(
-        self, call: Call, make_inputs: MakeInputs, i: int, recheck: Collection[int], run: TimingRun
-    ) -> float:
-        inputs = make_inputs(i)
-        self.flush_buf.fill_(i)
-        t = time.perf_counter_ns()
-        out = call(inputs)
-        dt = (time.perf_counter_ns() - t) / 1e6
-        if i in recheck:
-            run.rechecks[i] = out
-        return dt
+        *,
+        keep: bool = True,
+    ) -> Window:
+        """Time calls `start` .. `start + calls - 1`; outputs captured when `keep`."""
+        times: list[float] = []
+        kept: list[list[torch.Tensor]] = []
+        with _no_cyclic_gc():
+            for i in range(start, start + calls):
+                with harness_torch():
+                    inputs = make_inputs(i)
+                    self.flush_buf.fill_(i)
+                t = time.perf_counter_ns()
+                out = call(inputs)
+                dt = (time.perf_counter_ns() - t) / 1e6
+                kept.append(capture(out) if keep else [])
+                times.append(dt)
+                del out, inputs
+        return Window(times, list(times), kept)

@@ -69,7 +69,12 @@ class Session:
         self.submission: Any = None
         self.guard = runtime.Guard(cuda=self.device.type == "cuda")
         self.timer: Any = None
+        self.timing: tuple[Any, Any] | None = None  # (input maker, policy) of the timed workload
+        self.kept: list[list[Any]] = []  # the last window's outputs, per call
+        self.kept_start = 0
         self.measure = measure
+        self.shared: list[Any] = []  # outputs the trusted side reads on the device; kept until
+        # the next request (farm.harness.cudaipc)
         _cap_device_memory(self.device, setup.get("gpu_memory_bytes"))
 
     def hello(self) -> dict[str, Any]:
@@ -83,10 +88,11 @@ class Session:
         }
 
     def handle(self, request: dict[str, Any]) -> None:
-        from farm.harness import protocol
+        from farm.harness import protocol, timing
         from farm.harness.simtimer import SimFailure
 
         op = request.get("op")
+        self.shared = []
         try:
             if request.get("gpu_memory_bytes"):  # this workload's cap (the watch enforces it)
                 _cap_device_memory(self.device, request["gpu_memory_bytes"])
@@ -98,13 +104,25 @@ class Session:
             tensors = []
         except Exception as exc:
             reply, tensors = {"ok": False, "status": "HARNESS_ERROR", "detail": _tb(exc)}, []
-        if op == "time":
-            # The timing reply first, the re-checked outputs after it: the supervisor's wall
-            # clock stops at the first frame, so output transfer never counts as device time.
-            protocol.send(self.out, {"op": op, **reply})
-            protocol.send(self.out, {"op": "recheck"}, tensors)
-            return
-        protocol.send(self.out, {"op": op, **reply}, tensors)
+        with timing.harness_torch():  # sharing and serialisation run outside its modes
+            shared, tensors = self._share(request, tensors)
+            protocol.send(self.out, {"op": op, **reply, **shared}, tensors)
+
+    def _share(self, request: dict[str, Any], tensors: list) -> tuple[dict[str, Any], list]:
+        """(header fields, tensors for the pipe): where the trusted side asked for the outputs
+        on the device, their IPC entries and no tensors (the outputs stay alive until the next
+        request); else, or when the driver cannot share them, the tensors themselves."""
+        if request.get("outputs") != "ipc" or not tensors:
+            return {}, tensors
+        from farm.harness import cudaipc
+
+        if not cudaipc.exportable(tensors, self.device):
+            return {}, tensors
+        try:
+            entries, self.shared = cudaipc.export(tensors)
+        except cudaipc.IpcError as exc:
+            return {"outputs_ipc_error": str(exc)[:500]}, tensors
+        return {"outputs_ipc": entries}, []
 
     def op_load(self, request: dict[str, Any]) -> tuple[dict[str, Any], list]:
         from farm.errors import SubmissionError
@@ -125,6 +143,7 @@ class Session:
                 gpumode_data=request.get("gpumode_data", "tuple"),
                 arguments=getattr(self.reference, "call_arguments", None),
                 constants=runtime.module_constants(self.reference, request.get("axes", {})),
+                entry=getattr(self.reference, "submission_entry", None),
             )
         except SubmissionError as exc:
             raise SubmissionFailure("COMPILE_ERROR", str(exc)) from None
@@ -146,29 +165,44 @@ class Session:
         return {"ok": True, "inputs_modified": modified, "findings": self.guard.check()}, outputs
 
     def op_time(self, request: dict[str, Any]) -> tuple[dict[str, Any], list]:
+        """Start timing a workload: the input maker, the policy, the warm-up. The windows
+        follow, one request each, sized by the supervisor (farm.harness.timing)."""
         from farm.harness import runtime, timing
 
         make = runtime.input_maker(self.reference, request, self.device)
         policy = timing.TimingPolicy(**request.get("policy", {}))
-        recheck = set(request.get("recheck", []))
-        run = self._timer(request).run(self._guarded_call, make, policy, recheck)
-        order = sorted(run.rechecks)
-        tensors = [t for i in order for t in run.rechecks[i]]
-        counts = [len(run.rechecks[i]) for i in order]
+        timer = self._timer(request)
+        self.timing = (make, policy)
+        self.kept = []
+        warm = timer.warmup(self._guarded_call, make, policy)
+        return {"ok": True, "warmup_calls": warm, "method": timer.method}, []
+
+    def op_window(self, request: dict[str, Any]) -> tuple[dict[str, Any], list]:
+        """Time `calls` calls from index `start`; every call's outputs are kept (captured when
+        its timer stopped) until the supervisor names the ones it re-checks (`op_picks`)."""
+        if self.timing is None:
+            raise SubmissionFailure("HARNESS_ERROR", "a window was asked for before 'time'")
+        make, policy = self.timing
+        start, calls = int(request["start"]), int(request["calls"])
+        self.kept = []  # the previous window's outputs are released first
+        window = self._timer(request).window(self._guarded_call, make, start, calls, policy)
+        self.kept_start, self.kept = start, window.outputs
         reply = {
             "ok": True,
-            "times_ms": run.times_ms,
-            "event_ms": run.event_ms,
-            "method": run.method,
-            "windows_ms": run.windows,
-            "wall_ms": run.wall_ms,
-            "warmup_calls": run.warmup_calls,
-            "recheck": order,
-            "recheck_counts": counts,
-            "sim": run.sim,
+            "times_ms": window.times_ms,
+            "event_ms": window.event_ms,
+            "sim": window.sim,
             "findings": self.guard.check(),
         }
-        return reply, tensors
+        return reply, []
+
+    def op_picks(self, request: dict[str, Any]) -> tuple[dict[str, Any], list]:
+        """The kept outputs of the calls the supervisor picked from the last window (kept until
+        the next window starts)."""
+        calls = [int(i) for i in request.get("calls", [])]
+        chosen = [self.kept[i - self.kept_start] for i in calls]
+        reply = {"ok": True, "calls": calls, "counts": [len(o) for o in chosen]}
+        return reply, [t for outputs in chosen for t in outputs]
 
     def _warm_timer(self, request: dict[str, Any]) -> None:
         """Pay the timer's one-time costs (profiler start-up, marker kernels' JIT) now, before the
@@ -184,7 +218,7 @@ class Session:
         policy = timing.TimingPolicy(
             warmup_ms=0, min_calls=1, window=2, stable_windows=1, budget_ms=0
         )
-        self._timer(request).run(lambda xs: [xs[0] + 1], lambda i: [x], policy)
+        timing.run_windows(self._timer(request), lambda xs: [xs[0] + 1], lambda i: [x], policy)
 
     def _timer(self, request: dict[str, Any]):  # type: ignore[no-untyped-def]
         from farm.harness import timing

@@ -23,23 +23,19 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from farm.hardware import kinds
 from farm.sandbox.base import Runner, RunnerAbsent, SandboxProcess, SandboxUnavailable
 from farm.sandbox.limits import DeviceAssignment, Limits, Vendor
 from farm.sandbox.workdir import capped_workdir
 
 SANDBOX_UID = 10001  # the `sandbox` user of deploy/sandbox/Dockerfile.* and host_image
 HOST_ENV_LABEL = "farm.sandbox.host-env"  # "1": the image runs the node's software, bound in
-IMAGE_ENV = {
-    "nvidia": "FARM_SANDBOX_IMAGE_CUDA",
-    "amd": "FARM_SANDBOX_IMAGE_ROCM",
-    None: "FARM_SANDBOX_IMAGE_CPU",
-}
-DEFAULT_IMAGES = {
-    "nvidia": "kernel-farm-sandbox:cuda",
-    "amd": "kernel-farm-sandbox:rocm",
-    None: "kernel-farm-sandbox:cpu",
-}
-DOCKERFILES = {"nvidia": "cuda", "amd": "rocm", None: "cpu"}  # deploy/sandbox/Dockerfile.<x>
+# Each device kind's image (farm.hardware.kinds), by the GPU vendor a runner is made for (None:
+# the non-GPU kinds): deploy/sandbox/Dockerfile.<image>, kernel-farm-sandbox:<image>, and the
+# variable FARM_SANDBOX_IMAGE_<IMAGE> that names another.
+DOCKERFILES: dict[str | None, str] = {k.gpu_vendor: k.image for k in kinds.all_kinds()}
+IMAGE_ENV = {v: f"FARM_SANDBOX_IMAGE_{image.upper()}" for v, image in DOCKERFILES.items()}
+DEFAULT_IMAGES = {v: f"kernel-farm-sandbox:{image}" for v, image in DOCKERFILES.items()}
 DEFAULT_SOCKET = Path("/var/run/docker.sock")
 RUNTIME_ENV = "FARM_SANDBOX_RUNTIME"
 
@@ -149,11 +145,12 @@ def _device_config(device: DeviceAssignment | None) -> dict[str, Any]:
     (plus the groups that own them, since the container user is not in the host's video group)."""
     if device is None:
         return {}
-    if device.vendor == "nvidia":
+    driver = kinds.gpu_backend(device.vendor).CONTAINER_DRIVER
+    if driver is not None:
         from docker.types import DeviceRequest
 
         request = DeviceRequest(
-            driver="nvidia", device_ids=[device.device_id()], capabilities=[["gpu"]]
+            driver=driver, device_ids=[device.device_id()], capabilities=[["gpu"]]
         )
         return {"device_requests": [request]}
     nodes = device.device_nodes()

@@ -22,6 +22,7 @@ import sys
 import tarfile
 from typing import Any
 
+from farm.hardware import kinds
 from farm.sandbox.docker_runner import HOST_ENV_LABEL, SANDBOX_UID, connect, image_of
 from farm.sandbox.toolchain import host_root
 
@@ -93,7 +94,11 @@ def build(client: Any, tag: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--vendor", choices=["nvidia", "amd"], help="the GPUs it serves (default CPU)")
+    ap.add_argument(
+        "--vendor",
+        choices=[k.vendor for k in kinds.gpu_kinds()],
+        help="the GPUs it serves (default CPU)",
+    )
     ap.add_argument("--tag", help="the image name (default: the one the runner uses)")
     args = ap.parse_args(argv)
     tag = args.tag or image_of(args.vendor)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+
+from farm.hardware import kinds
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -59,23 +60,20 @@ class Limits:
             )
 
 
-Vendor = Literal["nvidia", "amd"]
-_VENDORS: dict[str, Vendor] = {"cuda": "nvidia", "rocm": "amd"}
-
-
-def vendor_of(device: str) -> Vendor | None:
-    """The GPU vendor behind a farm device name ("cuda", "rocm"); None for cpu and npu-sim."""
-    return _VENDORS.get(device)
+Vendor = str  # a GPU kind's vendor (farm.hardware.kinds): "nvidia", "amd"
+# The GPU vendor behind a device kind; None for cpu and npu-sim. Kept under this name for callers.
+vendor_of = kinds.gpu_vendor
 
 
 @dataclass(frozen=True)
 class DeviceAssignment:
     """One accelerator given to one sandbox.
 
-    vendor: "nvidia" or "amd". index: the host's device index (the N of /dev/nvidiaN; for AMD the
-    position among render nodes). uuid: the GPU UUID when known (NVIDIA "GPU-…"); runners prefer
-    it to the index. render_node: for AMD, the /dev/dri/renderD* of this GPU when it is not
-    renderD(128 + index). extra_nodes: further device nodes to expose (rarely needed).
+    vendor: a GPU kind's vendor ("nvidia", "amd"). index: the host's device index (the N of
+    /dev/nvidiaN; for AMD the position among render nodes). uuid: the GPU UUID when known
+    (NVIDIA "GPU-…"); runners prefer it to the index. render_node: for AMD, the
+    /dev/dri/renderD* of this GPU when it is not renderD(128 + index).
+    extra_nodes: further device nodes to expose (rarely needed).
     """
 
     vendor: Vendor
@@ -85,22 +83,21 @@ class DeviceAssignment:
     extra_nodes: tuple[Path, ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
-        if self.vendor not in ("nvidia", "amd"):
+        vendors = [k.vendor for k in kinds.gpu_kinds()]
+        if self.vendor not in vendors:
             raise ValueError(
-                f"DeviceAssignment.vendor must be 'nvidia' or 'amd', got {self.vendor!r}"
+                f"DeviceAssignment.vendor must be one of {vendors}, got {self.vendor!r}"
             )
         if self.index < 0:
             raise ValueError(f"DeviceAssignment.index must be >= 0, got {self.index}")
 
     def device_nodes(self) -> list[Path]:
         """The device nodes this GPU needs, and only those: the control nodes shared by every GPU
-        of the vendor plus this GPU's own node. Other GPUs' nodes are never listed."""
-        if self.vendor == "nvidia":
-            shared = ["/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"]
-            nodes = [Path(p) for p in shared] + [Path(f"/dev/nvidia{self.index}")]
-        else:
-            render = self.render_node or Path(f"/dev/dri/renderD{128 + self.index}")
-            nodes = [Path("/dev/kfd"), render]
+        of the vendor plus this GPU's own node (the vendor's backend names them). Other GPUs'
+        nodes are never listed."""
+        nodes: list[Path] = kinds.gpu_backend(self.vendor).device_nodes(
+            self.index, self.render_node
+        )
         return nodes + list(self.extra_nodes)
 
     def device_id(self) -> str:

@@ -29,6 +29,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from farm.hardware import kinds
+
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
 _TOP_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 _ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alternatives")
@@ -73,7 +75,7 @@ class Toolchain:
 
 @functools.cache
 def node_toolchain(gpu_vendor: str | None) -> Toolchain:
-    """The toolchain of this node for sandboxes of `gpu_vendor` ("nvidia", "amd" or None)."""
+    """The toolchain of this node for sandboxes of `gpu_vendor` (a GPU kind's vendor, or None)."""
     dirs: list[Path] = [*_python_dirs()]
     path: list[str] = [str(Path(sys.executable).parent)]
     env: dict[str, str] = {}
@@ -93,18 +95,19 @@ def node_toolchain(gpu_vendor: str | None) -> Toolchain:
         dirs.append(Path(ninja).resolve().parent)
         path.append(str(Path(ninja).parent))
     if gpu_vendor is not None:
+        backend = kinds.gpu_backend(gpu_vendor)
         home = toolkit_home(gpu_vendor)
         if home is not None:
             found["toolkit"] = str(home)
-            env["CUDA_HOME" if gpu_vendor == "nvidia" else "ROCM_PATH"] = str(home)
+            env[backend.TOOLKIT_ENV] = str(home)
             dirs.append(home.resolve())
             path.append(str(home / "bin"))
         libs = driver_library_dirs(gpu_vendor)
         dirs += libs
         if libs:
             found["driver_libraries"] = ":".join(map(str, libs))
-        if libs and gpu_vendor == "nvidia":
-            env["TRITON_LIBCUDA_PATH"] = str(libs[0])
+        if libs and backend.DRIVER_LIBRARY_ENV:
+            env[backend.DRIVER_LIBRARY_ENV] = str(libs[0])
     dirs += [Path(p) for p in os.environ.get("LD_LIBRARY_PATH", "").split(":") if p]
     path += ["/usr/local/bin", "/usr/bin", "/bin"]
     return Toolchain(tuple(outermost(dirs)), tuple(dict.fromkeys(path)), env, found)
@@ -125,13 +128,13 @@ def toolkit_home(vendor: str) -> Path | None:
         from torch.utils import cpp_extension
     except ImportError:
         return None
-    home = cpp_extension.CUDA_HOME if vendor == "nvidia" else cpp_extension.ROCM_HOME
+    home = getattr(cpp_extension, kinds.gpu_backend(vendor).TOOLKIT_ATTR)
     return Path(home) if home and Path(home).is_dir() else None
 
 
 def driver_library_dirs(vendor: str) -> list[Path]:
     """Directories holding the GPU driver's user-space library, from the loader's cache."""
-    name = "libcuda.so" if vendor == "nvidia" else "libamdhip64.so"
+    name = kinds.gpu_backend(vendor).DRIVER_LIBRARY
     ldconfig = shutil.which("ldconfig") or "/sbin/ldconfig"
     try:
         listing = subprocess.run(

@@ -8,7 +8,9 @@ from typing import Any
 
 from farm.suite import formulas
 
-# Element sizes in bytes, by the dtype names problem files use (torch's names).
+# Element sizes in bytes, by the dtype names problem files use (torch's names). An element of
+# float4_e2m1fn_x2 is one byte holding two fp4 values (torch's packed fp4 dtype); float8_e8m0fnu
+# is the exponent-only scale format of MX block scaling.
 DTYPE_SIZES: dict[str, int] = {
     "float64": 8,
     "float32": 4,
@@ -16,14 +18,29 @@ DTYPE_SIZES: dict[str, int] = {
     "bfloat16": 2,
     "float8_e4m3fn": 1,
     "float8_e5m2": 1,
+    "float8_e4m3fnuz": 1,
+    "float8_e5m2fnuz": 1,
+    "float8_e8m0fnu": 1,
+    "float4_e2m1fn_x2": 1,
     "int64": 8,
     "int32": 4,
     "int16": 2,
     "int8": 1,
+    "uint64": 8,
+    "uint32": 4,
+    "uint16": 2,
     "uint8": 1,
     "bool": 1,
 }
-FLOAT_DTYPES = {"float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2"}
+LOW_PRECISION_FLOATS = {
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "float8_e4m3fnuz",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
+    "float4_e2m1fn_x2",
+}
+FLOAT_DTYPES = {"float64", "float32", "float16", "bfloat16"} | LOW_PRECISION_FLOATS
 
 CATEGORIES = (
     "elementwise",
@@ -151,6 +168,11 @@ class Problem:
         from farm.errors import unknown
 
         raise unknown("workload", workload_id, [w.id for w in self.workloads], self.name)
+
+    def input_tensors(self) -> int:
+        """The most input tensors one call may have: the inputs listed, or, for imported data
+        listed per dtype (`extra.input_tensors`), the count it records."""
+        return int(self.extra.get("input_tensors", 0)) or len(self.inputs) or 1 << 10
 
     def flop_count(self, w: Workload) -> float:
         """FLOPs of one call on workload `w`."""

@@ -87,25 +87,38 @@ def test_bad_arguments_are_errors():
         check_wall_clock(reported_ms_total=1, wall_ms=1, calls=0, overhead_ms_per_call=0)
 
 
-def _timing(count, warm, wall, median, **extra):
+def _windows(calls, time_ms, overhead_ms, hidden_ms=0.0, fixed_ms=5.0, sizes=(180, 260, 210, 350)):
+    """Windows as the supervisor records them: `sizes` calls each, every call `time_ms` of
+    reported device time, `overhead_ms` of harness time and `hidden_ms` of work the reply hides,
+    plus `fixed_ms` per window (the request's round trip)."""
+    out, start = [], 0
+    for n in sizes[: max(1, calls // 100)] if calls else sizes:
+        wall = n * (time_ms + overhead_ms + hidden_ms) + fixed_ms
+        out.append({"start": start, "calls": n, "wall_ms": wall, "sum_ms": n * time_ms})
+        start += n
+    return out
+
+
+def _timing(windows, median, **extra):
+    count = sum(w["calls"] for w in windows)
     return {
         "count": count,
-        "warmup_calls": warm,
+        "warmup_calls": 1000,
         "warmup_ms": 300.0,
-        "wall_ms_outside": wall,
+        "wall_ms_outside": 300.0 + sum(w["wall_ms"] for w in windows),
         "median_ms": median,
         "mean_ms": median,
-        "sum_ms": median * count,
+        "windows": windows,
         "method": "cupti-span+events",
         **extra,
     }
 
 
-# Measured on an H100 (2026-11-22, docs/harness-fidelity.md): the Triton layernorm of
-# tests/solutions/correct on workload sdxl-transformer-32x32-fp32 and its eager baseline, one
-# request each. A timed call costs ~2.6 ms of harness time (profiler windows), a warm-up call
-# ~0.3 ms, and the two requests mixed them differently.
-BASE = _timing(650, 1065, 1975.3, 0.0141)
+# Figures after an H100 run (docs/harness-fidelity.md): the Triton layernorm of
+# tests/solutions/correct on workload sdxl-transformer-32x32-fp32 and its eager baseline. A timed
+# call costs ~2.6 ms of harness time with the profiler; honest candidates measured 0.72x to 1.25x
+# the baseline's harness time per call.
+BASE = _timing(_windows(0, 0.0141, 2.56), 0.0141)
 
 
 def _entry(timing, *, base=BASE, null=None):
@@ -117,16 +130,11 @@ def _entry(timing, *, base=BASE, null=None):
     return entry
 
 
-def test_wall_clock_counts_timed_calls_only():
+def test_honest_windows_pass():
     from farm.harness.report import wall_clock_findings
 
-    idle = _entry(_timing(1400, 1052, 4093.6, 0.0113))
-    # Through the agent, the same kernel hit the 4 s budget after fewer, slower warm-up calls:
-    # averaged over warm-up and timed calls together this read as 2.4 s of hidden work.
-    agent = _entry(_timing(1370, 220, 4088.2, 0.0113))
-    # a later agent run: 950 timed calls at 3.9 ms of harness time each (1.25x the baseline's)
-    slow = _entry(_timing(950, 400, 4043.3, 0.0113), base=_timing(650, 1065, 2356.5, 0.0141))
-    for entry in (idle, agent, slow):
+    for ratio in (0.72, 1.0, 1.25):
+        entry = _entry(_timing(_windows(0, 0.0113, 2.56 * ratio), 0.0113))
         assert wall_clock_findings(entry, simulated=False) == []
 
 
@@ -134,7 +142,7 @@ def test_wall_clock_still_catches_hidden_work_per_call():
     from farm.harness.report import wall_clock_findings
 
     # caught from 0.5 ms + half the calibrated overhead (2.56 ms here) per call: 2.5 ms hidden
-    hidden = _entry(_timing(1400, 1052, 4093.6 + 1400 * 2.5, 0.0113))
+    hidden = _entry(_timing(_windows(0, 0.0113, 2.56, hidden_ms=2.5), 0.0113))
     (finding,) = wall_clock_findings(hidden, simulated=False)
     assert finding["code"] == "WALL_CLOCK_MISMATCH" and finding["workload"] == "w"
     # the worker's count of warm-up calls does not move the line, nor does its method label
@@ -145,18 +153,39 @@ def test_wall_clock_still_catches_hidden_work_per_call():
     assert wall_clock_findings(hidden, simulated=True) == []  # the supervisor's device decides
 
 
+def test_time_cannot_move_between_windows():
+    from farm.harness.report import wall_clock_findings
+
+    # one window reports the device time of two: the total fits, that window's wall does not
+    windows = _windows(0, 10.0, 2.56)
+    windows[0] = {**windows[0], "sum_ms": windows[0]["sum_ms"] + windows[1]["sum_ms"]}
+    windows[1] = {**windows[1], "sum_ms": 0.0}
+    (finding,) = wall_clock_findings(_entry(_timing(windows, 10.0)), simulated=False)
+    assert "device time in" in finding["detail"]
+
+
 def test_without_a_baseline_the_supervisors_own_calibration_is_the_yardstick():
     from farm.harness.report import wall_clock_findings
 
     # the matmul of docs/security.md's H100 run: 2.75 ms of harness time per call against a
     # null-call calibration of 1.22 ms (2.26x) is honest and passes
-    honest = _entry(_timing(1350, 0, 300 + 1350 * (2.75 + 0.0028), 0.0028), base=None, null=1.22)
+    honest = _entry(_timing(_windows(0, 0.0028, 2.75), 0.0028), base=None, null=1.22)
     assert wall_clock_findings(honest, simulated=False) == []
     # 6 ms per call more than that is caught (0.5 ms + 2 x 1.22 ms allowed per call)
-    hidden = _entry(
-        _timing(1350, 0, 300 + 1350 * (2.75 + 6 + 0.0028), 0.0028), base=None, null=1.22
-    )
+    hidden = _entry(_timing(_windows(0, 0.0028, 2.75, hidden_ms=6), 0.0028), base=None, null=1.22)
     (finding,) = wall_clock_findings(hidden, simulated=False)
     assert finding["code"] == "WALL_CLOCK_MISMATCH"
     # simulated times (npu-sim) are not held against the wall clock
     assert wall_clock_findings(_entry(hidden["timing"], base=None), simulated=True) == []
+
+
+def test_a_periodic_slow_call_is_scored_at_the_windows_mean():
+    from farm.harness.report import scored_time
+
+    # seven calls of 0.01 ms and one of 8 ms in every eight: the median hides the eighth
+    windows = [{"calls": n, "sum_ms": n / 8 * (7 * 0.01 + 8.0)} for n in (96, 160, 120)]
+    time_ms, statistic = scored_time(0.01, windows)
+    assert statistic == "window-mean" and time_ms > 1.0
+    # an honest kernel's windows agree with its median
+    steady = [{"calls": n, "sum_ms": n * 0.0102} for n in (96, 160, 120)]
+    assert scored_time(0.01, steady) == (0.01, "median")

@@ -274,3 +274,26 @@ def test_stream_counter_counts_attempts_and_restores():
     assert streams.created == 1
     assert codes(streams.findings()) == ["EXTRA_STREAMS"]
     assert torch.cuda.Stream.__dict__["__new__"] is original
+
+
+def test_a_census_frees_its_callers_tensors_when_they_return():
+    """The thread census (taken by watch_call and verify) must not keep its callers' frames,
+    and their device tensors, alive in a reference cycle: a 6 GB checked output would outlive
+    its check until the cyclic collector ran."""
+    import gc
+    import weakref
+
+    import torch
+
+    from farm.guard.runtime import ThreadCensus
+
+    def checked_call() -> weakref.ref:
+        data = torch.ones(4)
+        ThreadCensus.take()
+        return weakref.ref(data)
+
+    gc.disable()
+    try:
+        assert checked_call()() is None
+    finally:
+        gc.enable()

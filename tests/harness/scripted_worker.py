@@ -7,9 +7,11 @@
 - {"raw": "text"}: write these bytes (latin-1) instead of a frame;
 - {"announce_bytes": N}: a valid header that announces an N-byte tensor, then stop writing;
 - {"exit": N} / {"signal": N} / {"hang": true};
-- "sleep": S (with any reply): wait S seconds first, as real work the reply does not own up to.
-A time request is answered with the reply, then a recheck frame ("recheck_outputs": "reference"
-attaches honest outputs for the calls the supervisor asked for and lists them in the reply).
+- "sleep": S (with any reply): wait S seconds first, as real work the reply does not own up to;
+  "sleep_per_call": S sleeps S seconds per call of a timing window.
+Timing ops have honest defaults: "time" answers a warm-up, "window" reports "per_call_ms" (0.5)
+for each call it was asked for after sleeping that long per call, and "picks" sends the problem's
+reference outputs of the calls the supervisor named (the inputs of the last "time" request).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ def main() -> int:
     chan_in, chan_out = sys.stdin.buffer, sys.stdout.buffer
     seen: dict[str, int] = {}
     problem_dir = None
+    timed: dict = {}
     while True:
         try:
             request, _ = protocol.recv(chan_in)
@@ -40,14 +43,22 @@ def main() -> int:
             protocol.send(chan_out, {"op": "hello"})
             continue
         problem_dir = request.get("problem_dir", problem_dir)
-        actions = script.get(op, {"reply": {"ok": True, "form": "native"}})
+        timed = request if op == "time" else timed
+        actions = script.get(op, DEFAULTS.get(op, {"reply": {"ok": True, "form": "native"}}))
         actions = actions if isinstance(actions, list) else [actions]
         action = actions[min(seen.get(op, 0), len(actions) - 1)]
         seen[op] = seen.get(op, 0) + 1
-        act(action, request, chan_out, problem_dir)
+        act(action, request, chan_out, problem_dir, timed)
 
 
-def act(action: dict, request: dict, out, problem_dir: str | None) -> None:
+DEFAULTS = {
+    "time": {"reply": {"ok": True, "warmup_calls": 2, "method": "wall-clock"}},
+    "window": {"reply": {"ok": True}, "per_call_ms": 0.5, "sleep_per_call": 0.0005},
+    "picks": {"reply": {"ok": True}, "outputs": "reference"},
+}
+
+
+def act(action: dict, request: dict, out, problem_dir: str | None, timed: dict) -> None:
     from farm.harness import protocol
 
     if "exit" in action:
@@ -73,16 +84,19 @@ def act(action: dict, request: dict, out, problem_dir: str | None) -> None:
         out.write(protocol.MAGIC + protocol._LEN.pack(len(body)) + body + b"\0" * 4096)
         out.flush()
         time.sleep(3600)
-    time.sleep(action.get("sleep", 0))
-    outputs = reference(request, problem_dir, 0) if action.get("outputs") == "reference" else []
+    calls = request["calls"] if request["op"] == "window" else 0
+    time.sleep(action.get("sleep", 0) + action.get("sleep_per_call", 0) * calls)
+    honest = action.get("outputs") == "reference" and request["op"] != "picks"
+    outputs = reference(request, problem_dir, 0) if honest else []
     reply = {"op": request["op"], **action["reply"]}
-    calls = request.get("recheck", []) if action.get("recheck_outputs") == "reference" else []
-    per_call = [reference(request, problem_dir, i) for i in calls]
-    if calls:
-        reply.update(recheck=calls, recheck_counts=[len(o) for o in per_call])
+    if request["op"] == "window" and "per_call_ms" in action:
+        reply["times_ms"] = [action["per_call_ms"]] * calls
+    if request["op"] == "picks" and action.get("outputs") in ("reference", "first"):
+        replay = action.get("outputs") == "first"
+        per_call = [reference(timed, problem_dir, 0 if replay else i) for i in request["calls"]]
+        reply.update(calls=request["calls"], counts=[len(o) for o in per_call])
+        outputs = [t for o in per_call for t in o]
     protocol.send(out, reply, outputs)
-    if request["op"] == "time":
-        protocol.send(out, {"op": "recheck"}, [t for o in per_call for t in o])
 
 
 def reference(request: dict, problem_dir: str | None, index: int) -> list:

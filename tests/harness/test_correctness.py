@@ -84,3 +84,30 @@ def test_invariants_are_checked_on_the_output_itself():
     above[0, 0], above[0, 1] = 1.5, -0.5  # rows still sum to 1; even the reference can't save it
     reasons, _ = compare([above], [above.clone()], _problem(), device=CPU)
     assert any("outside [0, 1]" in r["detail"] for r in reasons)
+
+
+def test_fp8_outputs_are_widened_and_packed_fp4_compared_bit_for_bit():
+    import dataclasses
+
+    from farm.suite.model import Tolerance
+
+    tolerance = {
+        "float8_e4m3fnuz": Tolerance(0.125, 0.125),
+        "float4_e2m1fn_x2": Tolerance(0.0, 0.0),
+    }
+    problem = dataclasses.replace(_problem(), tolerance=tolerance)
+    ref = torch.randn(8, 16).to(torch.float8_e4m3fnuz)
+    off = ref.float()
+    off[3, 4] += 4.0
+
+    def codes(out, expected):
+        return [r["code"] for r in compare([out], [expected], problem, device=CPU)[0]]
+
+    assert codes(ref.clone(), ref) == []
+    assert codes(off.to(torch.float8_e4m3fnuz), ref) == ["MISMATCH"]
+    packed = torch.randint(1, 256, (4, 8), dtype=torch.uint8)
+    flipped = packed.clone()
+    flipped[1, 2] ^= 1
+    fp4 = torch.float4_e2m1fn_x2
+    assert codes(packed.view(fp4), packed.clone().view(fp4)) == []
+    assert codes(flipped.view(fp4), packed.view(fp4)) == ["MISMATCH"]

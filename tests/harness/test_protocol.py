@@ -24,6 +24,10 @@ def _roundtrip(header, tensors):
         torch.tensor([True, False, True]),
         torch.randn(4, 4).t(),  # non-contiguous
         torch.randn(8).to(torch.float8_e4m3fn),
+        torch.randn(8).to(torch.float8_e4m3fnuz),
+        torch.randn(8).to(torch.float8_e5m2fnuz),
+        torch.rand(8).to(torch.float8_e8m0fnu),
+        torch.randint(0, 256, (4, 6), dtype=torch.uint8).view(torch.float4_e2m1fn_x2).t(),
     ],
 )
 def test_tensors_roundtrip_bit_exactly(t):

@@ -163,56 +163,61 @@ def test_a_huge_detail_is_cut_before_it_is_stored(scripted):
 
 
 @pytest.mark.parametrize(
-    ("time_reply", "code"),
+    ("script", "verdict", "code"),
     [
         (
-            {"ok": True, "times_ms": [float("nan")], "recheck": [], "recheck_counts": []},
+            {"window": {"reply": {"ok": True, "times_ms": [float("nan")]}}},
+            "RUNTIME_ERROR",
             "BAD_REPLY",
         ),
-        ({"ok": True, "times_ms": [], "recheck": [], "recheck_counts": []}, "BAD_REPLY"),
-        ({"ok": True, "times_ms": [-1.0], "recheck": [], "recheck_counts": []}, "BAD_REPLY"),
-        ({"ok": True, "times_ms": [0.5], "recheck": [], "recheck_counts": []}, "RECHECK_MISSING"),
-        ({"ok": False, "status": "PASSED"}, "WORKER_ERROR"),
+        ({"window": {"reply": {"ok": True, "times_ms": []}}}, "RUNTIME_ERROR", "BAD_REPLY"),
+        ({"window": {"reply": {"ok": True, "times_ms": [-1.0]}}}, "RUNTIME_ERROR", "BAD_REPLY"),
+        # one time for a window the supervisor sized at many calls
+        ({"window": {"reply": {"ok": True, "times_ms": [0.5]}}}, "RUNTIME_ERROR", "BAD_REPLY"),
+        ({"time": {"reply": {"ok": False, "status": "PASSED"}}}, "RUNTIME_ERROR", "WORKER_ERROR"),
+        # picked outputs that are not the calls asked for
+        (
+            {"picks": {"reply": {"ok": True, "calls": [0], "counts": [1]}}},
+            "RUNTIME_ERROR",
+            "BAD_REPLY",
+        ),
+        # the same (first) call's answer for every pick: checked against the picked call
+        ({"picks": {"reply": {"ok": True}, "outputs": "first"}}, "INCORRECT", "RECHECK_FAILED"),
     ],
 )
-def test_timing_replies_are_checked(scripted, time_reply, code):
-    doc, _ = scripted(
-        {"load": OK_LOAD, "check": HONEST_CHECK, "time": {"reply": time_reply}},
-        mode="benchmark",
-    )
-    assert doc["verdict"] == ("INCORRECT" if code == "RECHECK_MISSING" else "RUNTIME_ERROR")
+def test_timing_replies_are_checked(scripted, script, verdict, code):
+    doc, _ = scripted({"load": OK_LOAD, "check": HONEST_CHECK, **script}, mode="benchmark")
+    assert doc["verdict"] == verdict, doc["reasons"]
     assert code in _codes(doc), doc["reasons"]
 
 
-def test_a_forged_time_fails_the_trusted_wall_clock_without_baselines(scripted):
-    """10 calls reported at 1 us each, 2.5 s of wall time around them: no baseline is timed
-    (baselines=False), the reply calls its times simulated, and the supervisor still holds them
-    against its own clock and its own calibration of the timing loop's cost per call."""
-    forged = {
-        "ok": True,
-        "times_ms": [0.001] * 10,
-        "event_ms": [0.001] * 10,
-        "method": "npu-sim-model",
-        "windows_ms": [0.001],
-        "wall_ms": 1.0,
-        "warmup_calls": 2,
-    }
-    time_action = {"reply": forged, "recheck_outputs": "reference", "sleep": 2.5}
+def test_a_forged_time_fails_the_trusted_wall_clock_of_its_windows(scripted):
+    """Calls that take 200 ms reported at 1 us each: no baseline is timed (baselines=False), the
+    reply calls its times simulated, and the supervisor still holds them against its own clock
+    around each window it sized and its own calibration of the timing loop's cost per call."""
+    warmup = {"ok": True, "warmup_calls": 2, "method": "npu-sim-model"}
+    time_reply = {"reply": warmup, "sleep": 0.4}  # two calls of 200 ms
+    forged = {"reply": {"ok": True}, "per_call_ms": 0.001, "sleep_per_call": 0.2}
     doc, _ = scripted(
-        {"load": OK_LOAD, "check": HONEST_CHECK, "time": time_action}, mode="benchmark"
+        {"load": OK_LOAD, "check": HONEST_CHECK, "time": time_reply, "window": forged},
+        mode="benchmark",
     )
     assert doc["verdict"] == "REJECTED", json.dumps(doc["workloads"][0])
     (finding,) = [f for f in doc["guard"]["findings"] if f["code"] == "WALL_CLOCK_MISMATCH"]
     assert "unaccounted" in finding["detail"]
 
     # the control: the same wall time, owned up to
-    honest = {**forged, "times_ms": [150.0] * 10, "event_ms": [150.0] * 10, "method": "wall-clock"}
+    honest = {**forged, "per_call_ms": 200.0}
     doc, _ = scripted(
-        {"load": OK_LOAD, "check": HONEST_CHECK, "time": {**time_action, "reply": honest}},
+        {"load": OK_LOAD, "check": HONEST_CHECK, "time": time_reply, "window": honest},
         mode="benchmark",
     )
     assert doc["verdict"] == "PASSED", (doc["guard"]["findings"], doc["workloads"][0]["timing"])
-    assert doc["workloads"][0]["timing"]["harness_overhead_ms"] >= 0
+    timing = doc["workloads"][0]["timing"]
+    assert timing["harness_overhead_ms"] >= 0
+    assert 3 <= len(timing["rechecked"]) <= len(timing["windows"]) + 2
+    # 200 ms calls against a 1.5 s budget: the windows end within the budget and its 10 %
+    assert timing["wall_ms_outside"] - timing["warmup_wall_ms"] <= 1.1 * 1500
 
 
 def test_kernel_build_failures_are_compile_errors_wherever_raised():

@@ -1,5 +1,4 @@
-from types import SimpleNamespace
-
+import pytest
 import torch
 
 from farm.harness import seeds
@@ -9,32 +8,25 @@ from farm.harness.timing import (
     CpuTimer,
     TimingPolicy,
     _spans,
+    capture,
+    harness_torch,
     stop_rule,
 )
-
-
-def _event(name, start, end):
-    return SimpleNamespace(
-        name=name,
-        device_type=torch.autograd.DeviceType.CUDA,
-        time_range=SimpleNamespace(start=start, end=end),
-    )
 
 
 def test_spans_cover_every_stream_between_markers():
     # Call 1: one kernel 10-20 us and a side-stream kernel 15-40 us -> span 30 us.
     # Call 2: no work at all -> span 0 (a cached answer shows up as zero time).
-    prof = SimpleNamespace(
-        events=lambda: [
-            _event(f"triton_{FLUSH_KERNEL}_0", 0, 9),
-            _event("my_kernel", 10, 20),
-            _event("side_stream_kernel", 15, 40),
-            _event(END_KERNEL, 41, 42),
-            _event(FLUSH_KERNEL, 50, 59),
-            _event(END_KERNEL, 60, 61),
-        ]
-    )
-    assert _spans(prof) == [0.030, 0.0]
+    us = 1000  # activities are in ns
+    activities = [
+        (0, 9 * us, f"triton_{FLUSH_KERNEL}_0"),
+        (10 * us, 20 * us, "my_kernel"),
+        (15 * us, 40 * us, "side_stream_kernel"),
+        (41 * us, 42 * us, END_KERNEL),
+        (50 * us, 59 * us, FLUSH_KERNEL),
+        (60 * us, 61 * us, END_KERNEL),
+    ]
+    assert _spans(activities) == [0.030, 0.0]
 
 
 def test_stop_rule_needs_enough_stable_samples():
@@ -45,14 +37,42 @@ def test_stop_rule_needs_enough_stable_samples():
     assert not stop_rule([1.0, 1.2] * 20, [1.1] * 4, policy)  # too noisy
 
 
-def test_cpu_timer_returns_every_rechecked_call_even_past_the_budget():
-    policy = TimingPolicy(warmup_ms=0, min_calls=5, window=5, budget_ms=0.001)
-    run = CpuTimer(llc_bytes=1 << 20).run(
-        lambda xs: [xs[0] * 2], lambda i: [torch.full((4,), float(i))], policy, {3, 17}
+def test_a_window_keeps_every_call_as_it_was_when_its_timer_stopped():
+    """Each call's outputs are captured before anything else runs: a buffer the kernel fills
+    later (here: the next call finishes the previous one's) is kept unfilled."""
+    pending: list = []
+
+    def call(xs):
+        for out, value in pending:
+            out.copy_(value)  # deferred fix-up of the previous call's output
+        pending.clear()
+        out = torch.zeros(4)
+        pending.append((out, xs[0] * 2))
+        return [out]
+
+    policy = TimingPolicy(warmup_ms=0, min_calls=5, window=5)
+    window = CpuTimer(llc_bytes=1 << 20).window(
+        call, lambda i: [torch.full((4,), float(i))], 10, 6, policy
     )
-    assert sorted(run.rechecks) == [3, 17]
-    assert torch.equal(run.rechecks[17][0], torch.full((4,), 34.0))
-    assert len(run.times_ms) >= 18
+    assert len(window.times_ms) == len(window.outputs) == 6
+    assert all(torch.equal(o[0], torch.zeros(4)) for o in window.outputs)
+
+
+def test_capture_runs_outside_the_submissions_torch_modes():
+    from torch.overrides import TorchFunctionMode
+
+    class FillOnClone(TorchFunctionMode):  # computes when the harness touches the output
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if getattr(func, "__name__", "") == "clone":
+                args[0].fill_(7.0)
+            return func(*args, **(kwargs or {}))
+
+    out = torch.zeros(3)
+    with FillOnClone():
+        with harness_torch():
+            copy = torch.full((2,), 1.0) + 1
+        (kept,) = capture([out])
+    assert torch.equal(kept, torch.zeros(3)) and torch.equal(copy, torch.full((2,), 2.0))
 
 
 def test_seeds_are_stable_and_distinct():
@@ -82,3 +102,21 @@ def test_every_timed_evaluation_draws_a_fresh_base(monkeypatch):
     assert seeds.choose_base(leaderboard=False, timed=True, given=7) == (7, False)
     monkeypatch.setenv("FARM_SECRET_SEED", "hidden")
     assert seeds.choose_base(leaderboard=True, timed=True, given=7) == ("hidden", True)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_gpu_window_spans_every_call_and_keeps_its_outputs():
+    """On a GPU: one span per call from the raw Kineto events, close to the events' times, and
+    each call's outputs as they were when its timer stopped."""
+    from farm.harness.timing import GpuTimer
+
+    device = torch.device("cuda")
+    timer = GpuTimer(device, llc_bytes=50 << 20)
+    x = torch.randn(1 << 22, device=device)
+    policy = TimingPolicy(warmup_ms=0)
+    timer.warmup(lambda xs: [xs[0] * 2], lambda i: [x + i], policy)
+    window = timer.window(lambda xs: [xs[0] * 2], lambda i: [x + i], 5, 7, policy)
+    assert timer.profiler_ok and len(window.times_ms) == 7
+    for span, event in zip(window.times_ms, window.event_ms):
+        assert 0 < span <= 2 * event + 0.05
+    assert torch.equal(window.outputs[3][0], (x + 8) * 2)

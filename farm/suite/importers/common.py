@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from farm.errors import SuiteError
+from farm.suite.model import LOW_PRECISION_FLOATS
 
 SMALL_ELEMENTS = 64 * 1024
 SMALL_FOOTPRINT = 4 * 1024 * 1024  # elements: 16 MiB of float32 weights + largest activation
@@ -35,6 +36,12 @@ DEFAULT_TOLERANCE = {
     "float32": {"atol": 1e-4, "rtol": 1e-4},
     "float16": {"atol": 1e-2, "rtol": 1e-2},
     "bfloat16": {"atol": 1e-2, "rtol": 1e-2},
+}
+# fp8 outputs: one step of e4m3's 3-bit mantissa; packed fp4 cannot be widened on every device,
+# so fp4 outputs are compared bit for bit
+LOW_PRECISION_TOLERANCE = {
+    d: {"atol": 0.0, "rtol": 0.0} if d == "float4_e2m1fn_x2" else {"atol": 0.125, "rtol": 0.125}
+    for d in LOW_PRECISION_FLOATS
 }
 _CATEGORY_WORDS = [
     ("attention", ("attention", "attn", "sdpa")),
@@ -83,12 +90,12 @@ class ProblemDraft:
     files: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     tolerance: dict[str, dict[str, float]] = field(default_factory=lambda: DEFAULT_TOLERANCE)
+    requires: list[str] = field(default_factory=list)  # hardware features (problem.yaml)
 
     def yaml_text(self) -> str:
         used = [self.dtype] + [t["dtype"] for t in (*self.inputs, *self.outputs) if "dtype" in t]
         tolerance = {d: self.tolerance[d] for d in dict.fromkeys(used) if d in self.tolerance}
-        if self.dtype.startswith("float8") or any(d.startswith("float8") for d in used):
-            tolerance |= {d: {"atol": 0.125, "rtol": 0.125} for d in used if d.startswith("float8")}
+        tolerance |= {d: LOW_PRECISION_TOLERANCE[d] for d in used if d in LOW_PRECISION_TOLERANCE}
         data = {
             "name": self.name,
             "category": self.category,
@@ -105,6 +112,8 @@ class ProblemDraft:
             "workloads": [_workload_yaml(w, self.dtype) for w in self.workloads],
             "extra": self.extra,
         }
+        if self.requires:
+            data["requires"] = list(self.requires)
         return yaml.safe_dump(data, sort_keys=False, width=100)
 
 

@@ -16,14 +16,22 @@ order; a submission's `custom_kernel(data)` receives that tuple.
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import yaml
 
 from farm.errors import SuiteError
-from farm.suite.importers import common, device_neutral, probe
+from farm.suite.importers import (
+    common,
+    device_neutral,
+    gpumode_pair,
+    gpumode_shapes,
+    probe,
+    structured,
+)
 from farm.suite.importers.loading import load_module
 
 SOURCE_DIR = "source"
@@ -43,26 +51,41 @@ def import_dir(root: Path) -> tuple[list[common.ProblemDraft], list[str]]:
     return common.draft_all(find_problems(root), root, problem_draft, empty=empty)
 
 
+# Packages only one vendor's stack provides: a source that imports one cannot run elsewhere.
+VENDOR_PACKAGES = {"aiter": "AMD ROCm"}
+MULTI_GPU_PARAMETERS = ("rank", "world_size")
+
+
 def problem_draft(folder: Path, root: Path) -> common.ProblemDraft:
     task = _task(folder)
     helpers = _helpers(folder, root)
+    _check_runnable(folder / "reference.py")
     module = load_module(folder / "reference.py", search=[h.parent for h in helpers])
+    if not hasattr(module, "generate_input") and gpumode_pair.applies(folder, module):
+        return gpumode_pair.problem_draft(folder, root, module, task)
     for needed in ("generate_input", "ref_kernel"):
         if not hasattr(module, needed):
             raise SuiteError(f"{folder.name}/reference.py: defines no `{needed}`")
     entries = _entries(task)
     axes_names, variants = _split_params(entries)
-
-    def probe_at(axes: dict[str, int]) -> probe.Probe:
-        return probe.fake_probe(lambda: _forward(module, _spec(axes, axes_names, variants)))
-
     first_axes = {k: entries[0][1][k] for k in axes_names}
-    model = probe.shape_model(probe_at, first_axes)
+    first_spec = _spec(first_axes, axes_names, variants)
+    probe_at, model = gpumode_shapes.model(
+        lambda axes: _spec(axes, axes_names, variants), first_axes, module
+    )
     base = probe_at(first_axes)
-    workloads = _workloads(entries, axes_names, variants, probe_at, model, base)
+    try:
+        workloads = _workloads(entries, axes_names, variants, probe_at, model, base)
+    except _ShapeDrift:  # dims that follow the axes at the first test only: probe each entry
+        every = [_entry_axes(spec, axes_names, variants) for _, spec in entries]
+        model = gpumode_shapes.loosened(model, [(a, probe_at(a)) for a in every])
+        workloads = _workloads(entries, axes_names, variants, probe_at, model, base)
     name = common.problem_name(folder, root)
     dtype = next((d for _, d in base.inputs if d.startswith(("float", "bfloat"))), "float32")
-    flops, note = common.flops_formula(lambda a: probe_at(a).flops, first_axes, axes_names)
+    try:
+        flops, note = common.flops_formula(lambda a: probe_at(a).flops, first_axes, axes_names)
+    except Exception as exc:  # the source refuses a doubled axis (lists sized by another)
+        flops, note = "0", f"FLOPs set to 0: probing doubled axes failed ({common.reason_of(exc)})"
     category = common.guess_category(name)
     extra: dict[str, Any] = {
         "imported_from": {"format": "gpumode", "folder": str(folder.relative_to(root))},
@@ -72,25 +95,44 @@ def problem_draft(folder: Path, root: Path) -> common.ProblemDraft:
         extra["checker"] = "the source's check_implementation(data, output)"
     if note:
         extra["flops_note"] = note
-    is_tuple = _data_is_tuple(module, _spec(first_axes, axes_names, variants))
-    extra["gpumode_data"] = "tuple" if is_tuple else "tensor"
-    written = _written_inputs(module, _spec(first_axes, axes_names, variants), base)
-    if written:
-        extra["writable_inputs"] = written
+    data_kind, structure = gpumode_shapes.data_kind(module, first_spec)
+    extra["gpumode_data"] = data_kind
+    if structure:
+        extra["gpumode_structure"] = structure
+    if model.collapsed:
+        extra["inputs_note"] = gpumode_shapes.COLLAPSED_NOTE
+        extra["input_tensors"] = max(
+            gpumode_shapes.tensor_count(module, _spec(w.axes, axes_names, variants))
+            for w in workloads
+        )
+    requires = _requires(folder / "reference.py", base)
+    if requires:
+        extra["requires_note"] = "fp4 inputs multiplied by torch._scaled_mm: fp4 matrix hardware"
+    _mark_cpu_runnable(module, workloads, axes_names, variants, base, extra)
     files = {f"{SOURCE_DIR}/{p.name}": p.read_text() for p in sorted(folder.glob("*.py"))}
     files |= {f"{SOURCE_DIR}/{h.name}": h.read_text() for h in helpers}
     files[f"{SOURCE_DIR}/task.yml"] = (folder / "task.yml").read_text()
     files["device_neutral.py"] = Path(device_neutral.__file__).read_text()
-    inputs = _specs(model.inputs, base.inputs, dtype, "data")
+    files["structured.py"] = Path(structured.__file__).read_text()
+    prefix = "data_" if model.collapsed else "data"
+    inputs = _specs(model.inputs, base.inputs, dtype, prefix, by_dtype=model.collapsed)
     return common.ProblemDraft(
         name=name,
         category=category,
         description=" ".join(str(task.get("description") or f"GPU MODE {folder.name}").split())[
             :300
         ],
-        signature=f"ref_kernel(({', '.join(s['name'] for s in inputs)},))",
+        signature=f"ref_kernel(({', '.join(s['name'] for s in inputs)},))"
+        if data_kind != "structured"
+        else f"ref_kernel(data) with data = {structure}",
         inputs=inputs,
-        outputs=_specs(model.outputs, base.outputs, dtype, "out"),
+        outputs=_specs(
+            model.outputs,
+            base.outputs,
+            dtype,
+            "out_" if model.collapsed else "out",
+            by_dtype=model.collapsed,
+        ),
         dtype=dtype,
         workloads=workloads,
         flops=flops,
@@ -100,11 +142,45 @@ def problem_draft(folder: Path, root: Path) -> common.ProblemDraft:
             axes=axes_names,
             variants=variants,
             source=SOURCE_DIR,
-            is_tuple=is_tuple,
+            kind=data_kind,
         ),
         files=files,
         extra=extra,
+        requires=requires,
     )
+
+
+def _requires(reference: Path, base: probe.Probe) -> list[str]:
+    """Hardware features the source's own reference needs: fp4 matrix units when it multiplies
+    packed fp4 data with torch._scaled_mm (Blackwell; an H100 has none)."""
+    fp4 = any(d == "float4_e2m1fn_x2" for _, d in base.inputs)
+    return ["fp4"] if fp4 and "_scaled_mm" in reference.read_text() else []
+
+
+def _check_runnable(reference: Path) -> None:
+    """SuiteError when the source is a problem this host cannot run, whatever a submission does:
+    it needs a vendor-only package that is not installed, or several GPUs."""
+    try:
+        tree = ast.parse(reference.read_text())
+    except SyntaxError:
+        return  # importing it reports the error
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module]
+        for top in {n.split(".")[0] for n in names} & set(VENDOR_PACKAGES):
+            if importlib.util.find_spec(top) is None:
+                raise SuiteError(
+                    f"needs the `{top}` package ({VENDOR_PACKAGES[top]}); not runnable on this host"
+                )
+        if isinstance(node, ast.FunctionDef) and node.name == "generate_input":
+            params = {a.arg for a in (*node.args.args, *node.args.kwonlyargs)}
+            if params & set(MULTI_GPU_PARAMETERS):
+                raise SuiteError(
+                    "multi-GPU problem (needs world_size/rank); single-GPU farm nodes do not run it"
+                )
 
 
 def _task(folder: Path) -> dict[str, Any]:
@@ -163,74 +239,26 @@ def _spec(axes: dict[str, int], names: list[str], variants: list[dict[str, Any]]
     return {**variants[axes.get(VARIANT, 1) - 1], **{k: int(axes[k]) for k in names}}
 
 
-def _data_is_tuple(module: ModuleType, spec: dict[str, Any]) -> bool:
-    def generate() -> Any:
-        with device_neutral.on("cpu"):
-            return module.generate_input(**spec, seed=0)
-
-    return isinstance(probe.fake_or_real(generate), tuple | list)
-
-
-def _written_inputs(module: ModuleType, spec: dict[str, Any], base: probe.Probe) -> list[int]:
-    """Inputs the source's own ref_kernel writes (GPU MODE hands kernels destination buffers
-    inside `data`): a submission may write them too. Found by running ref_kernel for real at
-    the first test's sizes (skipped above WRITE_PROBE_ELEMENTS input elements)."""
-
-    if common.elements(s for s, _ in base.inputs) > WRITE_PROBE_ELEMENTS:
-        return []
-    written = set(_changed(module, spec, poison=None))
-    # A destination made by torch.empty may already hold the answer (memory reused from an
-    # earlier call), so a call that writes it can leave it unchanged: each input not yet seen
-    # written is filled with zeros and the call made again; a buffer the call overwrites
-    # differs afterwards, a read-only input stays zero.
-    count = len(_tensors(_generate(module, spec)))
-    for i in range(count):
-        if i not in written:
-            written |= set(_changed(module, spec, poison=i))
-    return sorted(written)
-
-
-def _changed(module: ModuleType, spec: dict[str, Any], poison: int | None) -> list[int]:
-    """Inputs that one real call of ref_kernel changed (input `poison` zero-filled first); none
-    when the call fails (zeros are not valid data for every kernel)."""
-    import torch
-
-    with device_neutral.on("cpu"):
-        data = _generate(module, spec)
-        tensors = _tensors(data)
-        if poison is not None and isinstance(tensors[poison], torch.Tensor):
-            tensors[poison].zero_()
-        before = [t.clone() if isinstance(t, torch.Tensor) else None for t in tensors]
-        try:
-            module.ref_kernel(data)
-        except Exception:
-            if poison is None:
-                raise
-            return []
-    return [
-        i
-        for i, (a, b) in enumerate(zip(before, tensors))
-        if a is not None and not torch.equal(a, b)
-    ]
-
-
-def _generate(module: ModuleType, spec: dict[str, Any]) -> Any:
-    with device_neutral.on("cpu"):
-        return module.generate_input(**spec, seed=0)
-
-
-def _tensors(data: Any) -> list[Any]:
-    return list(data) if isinstance(data, tuple | list) else [data]
-
-
-WRITE_PROBE_ELEMENTS = 1 << 24
-
-
-def _forward(module: ModuleType, spec: dict[str, Any]) -> tuple[Any, Any]:
-    with device_neutral.on("cpu"):
-        data = module.generate_input(**spec, seed=0)
-        inputs = data if isinstance(data, tuple | list) else (data,)
-        return inputs, module.ref_kernel(data)
+def _mark_cpu_runnable(module, workloads, axes_names, variants, base, extra) -> None:  # type: ignore[no-untyped-def]
+    """The inputs the source's ref_kernel writes go to `writable_inputs` (GPU MODE hands
+    kernels destination buffers inside `data`; a submission may write them too). The source
+    runs for real on the CPU at its first small workload; one that cannot (fp4 matrix products)
+    leaves no workload small and says why in `not_small`, so CPU and npu-sim answer "not
+    runnable on this device"."""
+    small = [w for w in workloads if w.small]
+    at = _spec((small or workloads)[0].axes, axes_names, variants)
+    written = gpumode_shapes.written_inputs(module, at)
+    if written:
+        extra["writable_inputs"] = written
+    if not small:
+        extra["not_small"] = common.not_small_reason(base)
+        return
+    try:
+        gpumode_shapes.run_on_cpu(module, at)
+    except Exception as exc:  # the source's own code on a device it was not written for
+        for w in workloads:
+            w.small = False
+        extra["not_small"] = f"its reference does not run on a CPU ({common.reason_of(exc)})"
 
 
 def _workloads(entries, axes_names, variants, probe_at, model, base) -> list[common.WorkloadDraft]:  # type: ignore[no-untyped-def]
@@ -238,10 +266,7 @@ def _workloads(entries, axes_names, variants, probe_at, model, base) -> list[com
     small enough for npu-sim."""
     workloads = []
     for wid, spec in entries:
-        axes = {k: spec[k] for k in axes_names}
-        if len(variants) > 1:
-            rest = {k: v for k, v in spec.items() if k not in axes_names and k != "seed"}
-            axes[VARIANT] = variants.index(rest) + 1
+        axes = _entry_axes(spec, axes_names, variants)
         found = _shapes_at(model, axes, probe_at, base)
         derived = model.derived_axes(found)
         _check_shapes(model, {**axes, **derived}, found, wid)
@@ -257,6 +282,19 @@ def _workloads(entries, axes_names, variants, probe_at, model, base) -> list[com
             common.WorkloadDraft("small", {**small_axes, **derived}, True, "scaled for npu-sim")
         )
     return workloads
+
+
+def _entry_axes(spec: dict[str, Any], axes_names: list[str], variants: list[dict]) -> dict:
+    """A task.yml entry's axes (its `variant` too when there are several)."""
+    axes = {k: spec[k] for k in axes_names}
+    if len(variants) > 1:
+        rest = {k: v for k, v in spec.items() if k not in axes_names and k != "seed"}
+        axes[VARIANT] = variants.index(rest) + 1
+    return axes
+
+
+class _ShapeDrift(ValueError):
+    """A workload's tensor shape does not follow the shape model."""
 
 
 def _shapes_at(model, axes: dict[str, int], probe_at, base: probe.Probe) -> probe.Probe:  # type: ignore[no-untyped-def]
@@ -279,13 +317,17 @@ def _check_shapes(model, axes: dict[str, int], found: probe.Probe, wid: str) -> 
         for spec, (shape, _) in zip(specs, shapes):
             resolved = tuple(axes[d] if isinstance(d, str) else d for d in spec)
             if resolved != shape:
-                raise ValueError(f"{wid}: shape {shape} does not follow the axes ({spec})")
+                raise _ShapeDrift(f"{wid}: shape {shape} does not follow the axes ({spec})")
 
 
-def _specs(shapes, probed, dtype: str, prefix: str) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+def _specs(
+    shapes, probed, dtype: str, prefix: str, *, by_dtype: bool = False
+) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    """problem.yaml tensor entries: `data0`, `data1`... (`data_float16`... when `by_dtype`)."""
     specs = []
     for i, (shape, (_, tensor_dtype)) in enumerate(zip(shapes, probed)):
-        spec: dict[str, Any] = {"name": f"{prefix}{i}" if len(probed) > 1 else prefix}
+        name = f"{prefix}{tensor_dtype}" if by_dtype else f"{prefix}{i}"
+        spec: dict[str, Any] = {"name": name if by_dtype or len(probed) > 1 else prefix}
         spec["shape"] = list(shape)
         if tensor_dtype != dtype:
             spec["dtype"] = tensor_dtype
@@ -296,7 +338,9 @@ def _specs(shapes, probed, dtype: str, prefix: str) -> list[dict[str, Any]]:  # 
 _TEMPLATE = '''"""Imported from GPU MODE problem {folder} (files kept verbatim in {source}/).
 
 The source's own check_implementation judges outputs (`check`); the source runs with CUDA
-redirected to the evaluating device (device_neutral.py).
+redirected to the evaluating device (device_neutral.py). Its data travels through the harness
+as its tensors (structured.py): a submission's custom_kernel(data) receives data of the shape
+GPU MODE gives it, rebuilt around them, non-tensor parts included.
 """
 
 import importlib.util
@@ -307,7 +351,7 @@ import torch
 
 AXES = {axes!r}
 VARIANTS = {variants!r}  # generate_input's other parameters; axis `variant` n is VARIANTS[n - 1]
-DATA_IS_TUPLE = {is_tuple!r}  # generate_input's data is a tuple (else one tensor)
+DATA = {kind!r}  # generate_input's data: "tensor", "tuple" (of tensors) or "structured"
 _HERE = pathlib.Path(__file__).parent
 _DIR = _HERE / "{source}"
 
@@ -332,20 +376,48 @@ def _load(path, folder=None):
 
 
 _device = _load(_HERE / "device_neutral.py")
+_structured = _load(_HERE / "structured.py")
 _source = _load(_DIR / "reference.py", _DIR)
+# The structure of the data last made with these tensor shapes and dtypes: make_inputs records
+# it, and the calls that follow in this process rebuild the data around their tensors.
+_STRUCTURES = {{}}
+
+
+def _signature(tensors):
+    return tuple((tuple(t.shape), str(t.dtype)) for t in tensors)
 
 
 def _data(inputs):
-    return tuple(inputs) if DATA_IS_TUPLE else inputs[0]
+    if DATA == "tensor":
+        return inputs[0]
+    if DATA == "tuple":
+        return tuple(inputs)
+    return _structured.unflatten(_STRUCTURES[_signature(inputs)], list(inputs))
 
 
 def make_inputs(axes, dtype, device, generator):
     seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator, device=device).item())
     spec = {{**VARIANTS[int(axes.get("variant", 1)) - 1], **{{k: int(axes[k]) for k in AXES}}}}
-    with _device.on(device):
+    # torch's global generator seeded too: sources that draw some tensors without their own
+    # generator (trimul's weights) make the same data in the trusted process and the worker
+    devices = [device] if torch.device(device).type == "cuda" else []
+    with torch.random.fork_rng(devices=devices), _device.on(device):
+        torch.manual_seed(seed)
         data = _source.generate_input(**spec, seed=seed)
-    tensors = data if isinstance(data, (tuple, list)) else (data,)
-    return tuple(t.to(device) for t in tensors)
+    tensors, structure = _structured.flatten(data)
+    tensors = tuple(t.to(device) for t in tensors)
+    if DATA == "structured":
+        _STRUCTURES[_signature(tensors)] = structure
+    return tensors
+
+
+def call_arguments(inputs):
+    """custom_kernel's (and a native kernel's) one argument: the data, as GPU MODE gives it."""
+    return [_data(inputs)]
+
+
+if DATA != "structured":  # tensors are passed as they are
+    del call_arguments
 
 
 def reference(*inputs):

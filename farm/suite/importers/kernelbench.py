@@ -277,7 +277,10 @@ def reference(*inputs):
 def make_inputs(axes, dtype, device, generator):
     _configure(axes)
     seed = int(torch.randint(0, 2**62, (1,), generator=generator, device=device).item())
-    with torch.random.fork_rng(devices=[]):
+    device = torch.device(device)
+    # made on the device itself (its default device for the call), from its own RNG stream
+    forked = [device] if device.type == "cuda" else []
+    with torch.random.fork_rng(devices=forked, device_type=device.type), device:
         torch.manual_seed(seed)
         made = [t for t in _source.get_inputs() if isinstance(t, torch.Tensor)]
     return tuple(

@@ -13,18 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-DTYPE_NAMES = {
-    "torch.float64": "float64",
-    "torch.float32": "float32",
-    "torch.float16": "float16",
-    "torch.bfloat16": "bfloat16",
-    "torch.int64": "int64",
-    "torch.int32": "int32",
-    "torch.int16": "int16",
-    "torch.int8": "int8",
-    "torch.uint8": "uint8",
-    "torch.bool": "bool",
-}
+from farm.suite.model import DTYPE_SIZES
+
+# torch's dtype strings -> the problem format's names: every dtype the format knows
+DTYPE_NAMES = {f"torch.{name}": name for name in DTYPE_SIZES}
 
 
 @dataclass(frozen=True)
@@ -73,31 +65,37 @@ def fake_mode() -> Any:
     return FakeTensorMode(allow_non_fake_inputs=True)
 
 
-def fake_probe(make: Callable[[], tuple[Any, ...]]) -> Probe:
+def fake_probe(
+    make: Callable[[], tuple[Any, ...]], *, real: Callable[[], tuple[Any, ...]] | None = None
+) -> Probe:
     """Run `make() -> (inputs, outputs[, module])` under FakeTensorMode and a FLOP counter;
     a module returned third has its parameters and buffers counted. A source whose output
     shape depends on its data (`bincount`, `.item()`), which FakeTensorMode cannot follow, is
-    run for real on the CPU instead (probes use the source's first test sizes and doubles)."""
-    return fake_or_real(lambda: _counted(make))
+    run for real instead: `real()` when given, else `make()` (probes use the source's first
+    test sizes and doubles)."""
+    again = real or make
+    return fake_or_real(lambda: _counted(make), real=lambda: _counted(again))
 
 
-def fake_or_real(run: Callable[[], Any]) -> Any:
-    """`run()` under FakeTensorMode; run for real (on the CPU) when the source's shapes depend
-    on its data, or it moves real module weights, which FakeTensorMode cannot follow."""
+def fake_or_real(run: Callable[[], Any], *, real: Callable[[], Any] | None = None) -> Any:
+    """`run()` under FakeTensorMode; `real()` (default: `run()`, on the CPU) when the source's
+    shapes depend on its data, or it moves real module weights, which FakeTensorMode cannot
+    follow."""
     from torch._subclasses.fake_tensor import (
         DataDependentOutputException,
         DynamicOutputShapeException,
     )
 
+    again = real or run
     try:
         with fake_mode():
             return run()
     except (DataDependentOutputException, DynamicOutputShapeException):
-        return run()
+        return again()
     except RuntimeError as exc:
         if "Couldn't swap" not in str(exc):
             raise
-        return run()  # a module built with real weights and moved inside the fake run
+        return again()  # a module built with real weights and moved inside the fake run
 
 
 def _counted(make: Callable[[], tuple[Any, ...]]) -> Probe:
@@ -147,6 +145,7 @@ class ShapeModel:
     inputs: list[list[str | int]]
     outputs: list[list[str | int]]
     derived: set[str]
+    collapsed: bool = False  # tensors listed per dtype (gpumode_shapes.py)
 
     def derived_axes(self, probe: Probe) -> dict[str, int]:
         values: dict[str, int] = {}

@@ -1,0 +1,202 @@
+"""The supervisor's side of timing: windows it sizes at random and times from outside, and
+re-checked calls it names only after they ran (the design is in farm.harness.timing)."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from farm.harness import replies
+from farm.harness.budget import LimitPolicy
+from farm.harness.channel import WorkerProcess
+from farm.harness.timing import TimingPolicy, stop_rule
+
+RECHECKS = 8  # timed calls re-checked per timing, about (one per window when windows are long)
+MIN_RECHECKS = 3  # at least, from the last window when the draws gave fewer
+BUDGET_SLACK = 0.1  # a window may end this fraction of the budget past it
+# Checks one re-checked call: (call index, its outputs) -> errors (empty when correct).
+Verify = Callable[[int, list[torch.Tensor]], list[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class WindowRecord:
+    """One window as the supervisor saw it: `calls` calls from index `start`, `wall_ms` from
+    sending the request to reading the reply (its own clock), `sum_ms` the reported times."""
+
+    start: int
+    calls: int
+    wall_ms: float
+    sum_ms: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "start": self.start,
+            "calls": self.calls,
+            "wall_ms": self.wall_ms,
+            "sum_ms": self.sum_ms,
+        }
+
+
+@dataclass
+class TimedRun:
+    """What one timing produced: a failure, wrong re-checked outputs (`errors`), or times."""
+
+    failure: replies.Failure | None = None
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    times_ms: list[float] = field(default_factory=list)
+    event_ms: list[float] = field(default_factory=list)
+    method: str = ""
+    warmup_calls: int = 0
+    windows: list[WindowRecord] = field(default_factory=list)
+    rechecked: list[int] = field(default_factory=list)
+    sim: dict[str, Any] | None = None
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    wall_ms: float = 0.0  # the whole request sequence, warm-up included (supervisor's clock)
+    warmup_wall_ms: float = 0.0  # of which the warm-up request
+    verify_s: float = 0.0  # of which spent checking re-checked outputs (not timing)
+
+    def window_means(self) -> list[float]:
+        return [w.sum_ms / w.calls for w in self.windows]
+
+    def summary(self) -> dict[str, Any]:
+        """The fields the result document's timing entry records (farm.harness.report)."""
+        return {
+            "times_ms": self.times_ms,
+            "event_ms": self.event_ms,
+            "method": self.method,
+            "windows_ms": self.window_means(),
+            "windows": [w.to_json() for w in self.windows],
+            "rechecked": self.rechecked,
+            "warmup_calls": self.warmup_calls,
+            "warmup_wall_ms": self.warmup_wall_ms,
+            "sim": self.sim,
+        }
+
+
+@dataclass
+class WindowDriver:
+    """Drives one workload's timing in one worker. `call_s`: the trusted wall time of one of its
+    checks (s), the yardstick of the first requests' limits; `keep_calls`: the most calls whose
+    outputs a window may keep (the memory budget over the outputs' bytes); `pick_bytes`: the
+    most tensor bytes one call's outputs may carry; `simulated`: one call is the measurement."""
+
+    worker: WorkerProcess
+    policy: TimingPolicy
+    limits: LimitPolicy
+    rng: random.Random
+    call_s: float
+    keep_calls: int
+    pick_bytes: int
+    watch: int | None = None
+    simulated: bool = False
+
+    def run(self, request: dict[str, Any], verify: Verify | None = None) -> TimedRun:
+        """Warm up, then windows until the stop rule or the budget (`budget_ms` of windows after
+        the warm-up) ends it; with `verify`, one call of each window, drawn after the window
+        ran, is re-checked now and then (`_draw`; that check's time is not the budget's)."""
+        run = TimedRun()
+        started = time.perf_counter()
+        header, _ = self.worker.request(
+            {"op": "time", **request},
+            timeout=self.limits.warmup_seconds(self.policy, self.call_s),
+            max_bytes=0,
+            watch=self.watch,
+        )
+        warm_s = time.perf_counter() - started
+        run.warmup_wall_ms = warm_s * 1000
+        start = replies.timing_start(header)
+        run.failure, run.method, run.warmup_calls = start.failure, start.method, start.warmup_calls
+        call_ms = 1000 * warm_s / max(run.warmup_calls, 1)
+        windows_from = time.perf_counter()
+        while run.failure is None and not run.errors and len(run.times_ms) < self.policy.max_calls:
+            spent_ms = (time.perf_counter() - windows_from - run.verify_s) * 1000
+            left_ms = self.policy.budget_ms - spent_ms
+            slack_ms = BUDGET_SLACK * self.policy.budget_ms
+            if run.windows and (self.simulated or left_ms <= 0 or call_ms > left_ms + slack_ms):
+                break  # the budget is spent, or not one more call fits in it and its slack
+            call_ms = self._window(run, self._size(run, call_ms, left_ms), call_ms)
+            if run.failure is None and verify is not None and self._draw(run):
+                self._recheck(run, verify)
+            if stop_rule(run.times_ms, run.window_means(), self.policy):
+                break
+        short = MIN_RECHECKS - len(run.rechecked)
+        if verify is not None and run.windows and short > 0 and not run.errors and not run.failure:
+            self._recheck(run, verify, short)  # the last window: the worker still keeps it
+        run.wall_ms = (time.perf_counter() - started - run.verify_s) * 1000
+        return run
+
+    def _size(self, run: TimedRun, call_ms: float, left_ms: float) -> int:
+        """Calls in the next window: about `window_ms` x U(0.5, 1.5) of calls at the last
+        window's wall per call, never past the budget left; the first window is a short probe."""
+        if self.simulated:
+            return 1
+        target = self.policy.window_ms * self.rng.uniform(0.5, 1.5)
+        target = min(target, max(left_ms, call_ms))
+        room = self.policy.max_calls - len(run.times_ms)
+        if not run.windows:  # a probe: the warm-up's calls are not timed the same way
+            room = min(room, max(2, self.policy.min_calls // 4))
+        return max(1, min(int(target / max(call_ms, 1e-3)), self.keep_calls, room))
+
+    def _window(self, run: TimedRun, calls: int, call_ms: float) -> float:
+        """Time one window of calls expected to take `call_ms` each; returns its wall per call
+        (ms), the next window's yardstick."""
+        start = len(run.times_ms)
+        began = time.perf_counter()
+        header, _ = self.worker.request(
+            {"op": "window", "start": start, "calls": calls},
+            timeout=self.limits.window_seconds(calls * call_ms, self.call_s),
+            max_bytes=0,
+            watch=self.watch,
+        )
+        wall_ms = (time.perf_counter() - began) * 1000
+        reply = replies.window(header, calls=calls)
+        run.findings += reply.findings
+        if reply.failure is not None:
+            run.failure = reply.failure
+            return 0.0
+        run.windows.append(WindowRecord(start, calls, wall_ms, sum(reply.times_ms)))
+        run.times_ms += reply.times_ms
+        run.event_ms += reply.event_ms
+        run.sim = run.sim or reply.sim
+        return wall_ms / calls
+
+    def _draw(self, run: TimedRun) -> bool:
+        """Whether to re-check a call of the window that just ran: with the probability that
+        gives about RECHECKS re-checks over the budget's windows (every window when they are
+        long; the last window when none was), drawn after the window ran, so the worker cannot
+        know it while the calls run."""
+        mean_wall = sum(w.wall_ms for w in run.windows) / len(run.windows)
+        rate = RECHECKS * mean_wall / max(self.policy.budget_ms, 1e-3)
+        return self.rng.random() < rate
+
+    def _recheck(self, run: TimedRun, verify: Verify, count: int = 1) -> None:
+        """Name `count` calls of the window that just ran (not re-checked yet) and check the
+        outputs it kept for them."""
+        last = run.windows[-1]
+        fresh = [i for i in range(last.start, last.start + last.calls) if i not in run.rechecked]
+        picks = sorted(self.rng.sample(fresh, k=min(count, len(fresh))))
+        if not picks:
+            return
+        header, tensors = self.worker.request(
+            {"op": "picks", "calls": picks},
+            timeout=self.limits.call_seconds(self.call_s * len(picks), first=False),
+            max_bytes=self.pick_bytes * len(picks),
+        )
+        picked = replies.picks(header, asked=picks, tensors=len(tensors))
+        if picked.failure is not None:
+            run.failure = picked.failure
+            return
+        began = time.perf_counter()
+        offset = 0
+        for index, n in zip(picks, picked.counts):
+            run.rechecked.append(index)
+            run.errors = verify(index, tensors[offset : offset + n])
+            offset += n
+            if run.errors:
+                break
+        run.verify_s += time.perf_counter() - began

@@ -1,0 +1,40 @@
+"""The cheats that carry a `# runtime:` header, with the static guard's findings dropped: the
+design assumes the static layer can always be beaten, so the data and timing layers (outputs
+captured when each call's timer stops, re-checked calls named after they ran, windows timed from
+outside) must still give the verdict that header names. One small workload, no baselines."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from farm.harness import report
+from farm.harness.supervisor import evaluate
+
+HEADER = re.compile(r"^# (problem|runtime): (\S+)", re.M)
+HACKS = sorted(
+    p
+    for p in Path(__file__).parent.glob("*.py")
+    if not p.name.startswith("test_") and "# runtime: " in p.read_text()
+)
+SMALL = {"vector_add": "small-4k", "softmax": "small"}
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("path", HACKS, ids=lambda p: p.stem)
+def test_the_runtime_layers_alone_stop_the_cheat(path, monkeypatch):
+    header = dict(HEADER.findall(path.read_text()))
+    monkeypatch.setattr(report, "static_findings", lambda source, filename: [])
+    doc = evaluate(
+        path,
+        problem=header["problem"],
+        device="cpu",
+        mode="benchmark",
+        workloads=[SMALL[header["problem"]]],
+        baselines=False,
+    )
+    reasons = [(r["code"], r["detail"][:200]) for r in doc["reasons"]]
+    assert doc["verdict"] == header["runtime"], reasons
