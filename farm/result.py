@@ -392,6 +392,7 @@ class Result:
     findings: list[Finding] = field(default_factory=list)
     score: dict[str, Any] = field(default_factory=dict)  # the aggregate's other figures
     guard: dict[str, Any] = field(default_factory=dict)  # the guard's keys besides findings
+    suite_extra: dict[str, Any] = field(default_factory=dict)  # the suite's besides name, hash
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -422,16 +423,15 @@ class Result:
             ],
             score=score.rest(),
             guard=guard.rest(),
-            extra={**f.rest(), **({"suite": suite.rest()} if suite.rest() else {})},
+            suite_extra=suite.rest(),
+            extra=f.rest(),
         )
 
     def to_json(self) -> dict[str, Any]:
-        extra = dict(self.extra)
-        suite_rest = extra.pop("suite", {})
         guard: dict[str, Any] = {"findings": [x.to_json() for x in self.findings], **self.guard}
         out = {
             "schema": SCHEMA,
-            "suite": {"name": self.suite, "hash": self.suite_hash, **suite_rest},
+            "suite": {"name": self.suite, "hash": self.suite_hash, **self.suite_extra},
             "problem": self.problem,
             "hardware": self.hardware,
             "mode": self.mode.value,
@@ -442,7 +442,7 @@ class Result:
             "environment": self.environment.to_json(),
             "guard": guard,
         }
-        return {**out, **extra}
+        return {**out, **self.extra}
 
 
 def _member(kind: Any, value: str, where: str, what: str) -> Any:
