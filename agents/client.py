@@ -10,13 +10,19 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import requests
 
 from agents import __version__
 from agents.errors import ClaimLost, PermanentError, RetryableError
 from farm import retry
+from farm.node_api import HeartbeatAck, Job
+from farm.result import Result
+from farm.wire import WireError
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -63,26 +69,28 @@ class ServerClient:
         }
         return self.call("POST", "/api/agent/register/", json=body)
 
-    def heartbeat(self, *, current_runs: list[int], devices: list[dict] | None) -> dict:
+    def heartbeat(self, *, current_runs: list[int], devices: list[dict] | None) -> HeartbeatAck:
         body: dict[str, Any] = {"current_runs": current_runs}
         if devices is not None:
             body["devices"] = devices
-        return self.call("POST", "/api/agent/heartbeat/", json=body)
+        answer = self.call("POST", "/api/agent/heartbeat/", json=body)
+        return _read(HeartbeatAck.from_json, answer, "the heartbeat's answer")
 
     # --- runs ----------------------------------------------------------------------------
 
-    def claim(self, run_id: int) -> dict:
+    def claim(self, run_id: int) -> Job:
         """The job of a queued run, now held by this node; ClaimLost when another node won."""
-        return self.call("POST", f"/api/agent/runs/{run_id}/claim/", run=run_id)
+        answer = self.call("POST", f"/api/agent/runs/{run_id}/claim/", run=run_id)
+        return _read(Job.from_json, answer, f"the job of run {run_id}")
 
     def start(self, run_id: int, attempt: int) -> dict:
         return self.call(
             "POST", f"/api/agent/runs/{run_id}/start/", json={"attempt": attempt}, run=run_id
         )
 
-    def result(self, run_id: int, attempt: int, document: dict, artifacts: list[str]) -> dict:
+    def result(self, run_id: int, attempt: int, result: Result, artifacts: list[str]) -> dict:
         """Post the result; the server stores it once (a repeated post answers duplicate)."""
-        body = {"attempt": attempt, "result": document, "artifacts": artifacts}
+        body = {"attempt": attempt, "result": result.to_json(), "artifacts": artifacts}
         return self.call(
             "POST",
             f"/api/agent/runs/{run_id}/result/",
@@ -169,6 +177,14 @@ class ServerClient:
             else f"{type(outcome.error).__name__}: {outcome.error}"
         )
         raise RetryableError(f"{method} {url}: gave up after {outcome.attempts} attempts ({last})")
+
+
+def _read(parse: Callable[[Any], T], answer: Any, what: str) -> T:
+    """`answer` read by `parse`; a server that answers in another shape is refused for good."""
+    try:
+        return parse(answer)
+    except WireError as exc:
+        raise PermanentError(f"{what} is not understood: {exc}") from None
 
 
 def _transient(response: requests.Response) -> bool:

@@ -51,8 +51,8 @@ class Heartbeat:
             log.warning("heartbeat failed: %s", exc)
             return False
         self.last_ok = time.time()
-        self.drain_requested = bool(answer.get("drain"))
-        self.abandoned = list(answer.get("abandon") or [])
+        self.drain_requested = answer.drain
+        self.abandoned = list(answer.abandon)
         if self.abandoned:
             log.info(
                 "runs %s are no longer this node's (finished, or taken back)",

@@ -29,6 +29,8 @@ from agents.devices import Slot
 from agents.errors import ClaimLost, PermanentError, RetryableError, SuiteMismatch
 from agents.state import RunLock, SlotState
 from agents.suites import SuiteCache
+from farm.node_api import Job
+from farm.result import Result, ResultSchemaError
 
 log = logging.getLogger(__name__)
 RESULT_PATIENCE_S = 600.0  # how long a finished result is retried while the server is away
@@ -154,10 +156,10 @@ class JobRunner:
         except ClaimLost as exc:
             out.detail = str(exc)
             return out
-        out.attempt, out.mode = job["attempt"], job["mode"]
+        out.attempt, out.mode = job.attempt, job.mode
         out.timings.claim = time.monotonic() - started
         out.timings.queue_wait = _queue_wait(job)
-        self.state.set(run_id, job["attempt"])
+        self.state.set(run_id, job.attempt)
         try:
             self._evaluate_and_report(job, out)
         except ClaimLost as exc:
@@ -166,6 +168,8 @@ class JobRunner:
             self._fail(job, out, exc.code, exc.detail, retryable=exc.retryable)
         except SuiteMismatch as exc:
             self._fail(job, out, "SUITE_UNAVAILABLE", str(exc), retryable=False)
+        except ResultSchemaError as exc:
+            self._fail(job, out, "RESULT_INVALID", str(exc), retryable=False)
         except RetryableError as exc:
             self._fail(job, out, "SERVER_UNREACHABLE", str(exc), retryable=True)
         except PermanentError as exc:
@@ -173,53 +177,48 @@ class JobRunner:
         out.timings.total = time.monotonic() - started
         return out
 
-    def _evaluate_and_report(self, job: dict[str, Any], out: Outcome) -> None:
-        run_id, attempt = job["run"], job["attempt"]
+    def _evaluate_and_report(self, job: Job, out: Outcome) -> None:
+        run_id, attempt = job.run, job.attempt
         self.client.start(run_id, attempt)
         workdir = self.cfg.home / "work" / f"run-{run_id}-{attempt}"
         try:
             t0 = time.monotonic()
-            suite = self.suites.ensure(job["suite"]["name"], job["suite"]["hash"])
+            suite = self.suites.ensure(job.suite.name, job.suite.hash)
             source = self._stage_source(job, workdir)
             out.timings.prepare = time.monotonic() - t0
             document = self._evaluate(job, source, suite, out.timings)
             artifacts = self._artifacts(job, document, source, suite, workdir, out.timings)
             names = self._upload(job, artifacts, out.timings)
+            result = Result.from_json(document)  # ResultSchemaError: the harness's own fault
             t0 = time.monotonic()
-            self._post_result(job, document, names)
+            self._post_result(job, result, names)
             out.timings.report = time.monotonic() - t0
-            out.status, out.verdict = "done", document.get("verdict")
+            out.status, out.verdict = "done", result.verdict.value
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def _stage_source(self, job: dict[str, Any], workdir: Path) -> Path:
-        text = job.get("source")
-        if text is None and job.get("source_url"):
-            text = self.client.download(job["source_url"]).decode("utf-8")
-        if text is None:
-            raise PermanentError(f"run {job['run']}: the job carries no source")
+    def _stage_source(self, job: Job, workdir: Path) -> Path:
+        text = job.source
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        if job.get("source_sha256") and digest != job["source_sha256"]:
+        if job.source_sha256 and digest != job.source_sha256:
             raise PermanentError(
-                f"run {job['run']}: the source hashes to {digest}, the job says "
-                f"{job['source_sha256']}; not evaluating it"
+                f"run {job.run}: the source hashes to {digest}, the job says "
+                f"{job.source_sha256}; not evaluating it"
             )
         workdir.mkdir(parents=True, exist_ok=True)
         path = workdir / "submission.py"
         path.write_text(text, encoding="utf-8")
         return path
 
-    def _evaluate(
-        self, job: dict[str, Any], source: Path, suite: str, timings: Timings
-    ) -> dict[str, Any]:
+    def _evaluate(self, job: Job, source: Path, suite: str, timings: Timings) -> dict[str, Any]:
         from farm.sandbox import Limits
 
-        _, hard = time_limits(job["mode"], job.get("time_limits"))
+        _, hard = time_limits(job.mode, job.time_limits.to_json())
         options: dict[str, Any] = {
-            "problem": job["problem"],
+            "problem": job.problem,
             "suite": suite,
             "device": self.slot.device,
-            "mode": job["mode"],
+            "mode": job.mode,
             "sandbox": self.cfg.sandbox,
             "device_index": self.slot.index if self.slot.kind.gpu else 0,
             "limits": Limits(wall_seconds=hard),
@@ -252,7 +251,7 @@ class JobRunner:
 
     def _artifacts(
         self,
-        job: dict[str, Any],
+        job: Job,
         document: dict[str, Any],
         source: Path,
         suite: str,
@@ -264,12 +263,12 @@ class JobRunner:
         out: dict[str, tuple[bytes | Path, str]] = {
             "worker.log": (str(logs).encode(), "text/plain")
         }
-        if job["mode"] == "profile":
+        if job.mode == "profile":
             t0 = time.monotonic()
             prof = profiling.profile(
                 source,
                 workdir / "profile",
-                problem=job["problem"],
+                problem=job.problem,
                 suite=suite,
                 device=self.slot.device,
                 sandbox=self.cfg.sandbox,
@@ -284,7 +283,7 @@ class JobRunner:
         return out
 
     def _upload(
-        self, job: dict[str, Any], artifacts: dict[str, tuple[bytes | Path, str]], t: Timings
+        self, job: Job, artifacts: dict[str, tuple[bytes | Path, str]], t: Timings
     ) -> list[str]:
         """Upload each artifact, kept and retried like the result while storage or the server
         is away (RESULT_PATIENCE_S in all); one refused for good is left out (logged)."""
@@ -295,9 +294,7 @@ class JobRunner:
             body = data.read_bytes() if isinstance(data, Path) else data
             while True:
                 try:
-                    target = self.client.artifact_url(
-                        job["run"], job["attempt"], name, content_type
-                    )
+                    target = self.client.artifact_url(job.run, job.attempt, name, content_type)
                     self.client.put_artifact(target, body)
                     names.append(name)
                     break
@@ -305,41 +302,39 @@ class JobRunner:
                     raise
                 except RetryableError as exc:
                     if time.monotonic() > deadline:
-                        log.warning("run %s: artifact %s not uploaded: %s", job["run"], name, exc)
+                        log.warning("run %s: artifact %s not uploaded: %s", job.run, name, exc)
                         break
-                    log.warning("run %s: artifact %s kept, retrying: %s", job["run"], name, exc)
+                    log.warning("run %s: artifact %s kept, retrying: %s", job.run, name, exc)
                     time.sleep(2.0)
                 except PermanentError as exc:
-                    log.warning("run %s: artifact %s refused: %s", job["run"], name, exc)
+                    log.warning("run %s: artifact %s refused: %s", job.run, name, exc)
                     break
         t.upload = time.monotonic() - t0
         return names
 
-    def _post_result(self, job: dict[str, Any], document: dict[str, Any], names: list[str]) -> None:
+    def _post_result(self, job: Job, result: Result, names: list[str]) -> None:
         """Post until the server answers; the post is idempotent (same attempt, same document)."""
         deadline = time.monotonic() + RESULT_PATIENCE_S
         while True:
             try:
-                self.client.result(job["run"], job["attempt"], document, names)
+                self.client.result(job.run, job.attempt, result, names)
                 return
             except RetryableError:
                 if time.monotonic() > deadline:
                     raise
-                log.warning("run %s: server unreachable, result kept; retrying", job["run"])
+                log.warning("run %s: server unreachable, result kept; retrying", job.run)
                 time.sleep(2.0)
 
-    def _fail(self, job: dict[str, Any], out: Outcome, code: str, detail: str, *, retryable: bool):
+    def _fail(self, job: Job, out: Outcome, code: str, detail: str, *, retryable: bool):
         out.status = "released" if retryable else "failed"
         out.detail = detail
         try:
-            self.client.failure(
-                job["run"], job["attempt"], code=code, detail=detail, retryable=retryable
-            )
+            self.client.failure(job.run, job.attempt, code=code, detail=detail, retryable=retryable)
         except ClaimLost as exc:
             out.status, out.detail = "claim_lost", str(exc)
         except (RetryableError, PermanentError) as exc:
             # the server's reaper takes the run back if this node goes away; log and move on
-            log.error("run %s: could not report %s: %s", job["run"], code, exc)
+            log.error("run %s: could not report %s: %s", job.run, code, exc)
 
 
 def _retryable(exc: Exception) -> bool:
@@ -353,11 +348,11 @@ def _retryable(exc: Exception) -> bool:
     return isinstance(exc, SandboxUnavailable | OSError | MemoryError)
 
 
-def _queue_wait(job: dict[str, Any]) -> float | None:
+def _queue_wait(job: Job) -> float | None:
     """Seconds from the server handing the run to the broker (`sent_at`) to now, if known."""
     from datetime import datetime
 
-    sent = job.get("sent_at")
+    sent = job.sent_at
     if not sent:
         return None
     try:

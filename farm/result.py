@@ -3,16 +3,26 @@
 Keys that scripts rely on (DESIGN.md): top level `schema`, `suite` {`name`, `hash`}, `problem`,
 `hardware`, `mode`, `verdict`, `reasons` [{`code`, `detail`}], `score` {`sol_score`, ...},
 `workloads` [{`id`, `status`, `time_ms`, `sol_ms`, `baseline_ms` {`eager`, `compile`},
-`sol_score`, ...}]. The JSON Schema is `farm/result.schema.json`; `validate()` checks a document
-against its required structure without third-party libraries.
+`sol_score`, ...}].
+
+The document is typed: `Result` (with `Reason`, `WorkloadEntry`, `TimingSummary` and its one
+`Interval` shape, `Finding`, `Environment`) has `to_json` and a validating `from_json` that names
+the bad field. Keys a type does not model are kept in its `extra` and written back, so a
+document survives a round trip. `from_json` also reads the older shapes of a workload's interval
+(`stats` {`ci95_low_ms`, `ci95_high_ms`} and `time_ci_ms` [low, high]) as `timing`. The JSON
+Schema is `farm/result.schema.json` (tests hold it to these types); `validate()` checks a
+document with `Result.from_json`.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
+
+from farm.wire import Fields, WireError
 
 SCHEMA = "farm.result/1"
 SCHEMA_FILE = Path(__file__).with_name("result.schema.json")
@@ -70,33 +80,6 @@ def reason(code: str, detail: str, **extra: Any) -> dict[str, Any]:
     return {"code": code, "detail": detail, **extra}
 
 
-class ResultSchemaError(ValueError):
-    """A document is not a valid farm.result/1 document; the message names the field."""
-
-
-_TOP_LEVEL: dict[str, type | tuple[type, ...]] = {
-    "schema": str,
-    "suite": dict,
-    "problem": str,
-    "hardware": str,
-    "mode": str,
-    "verdict": str,
-    "reasons": list,
-    "score": dict,
-    "workloads": list,
-    "environment": dict,
-    "guard": dict,
-}
-_WORKLOAD: dict[str, type | tuple[type, ...]] = {
-    "id": str,
-    "status": str,
-    "time_ms": (int, float, type(None)),
-    "sol_ms": (int, float, type(None)),
-    "baseline_ms": dict,
-    "sol_score": (int, float, type(None)),
-}
-
-
 def reasons_grouped(
     reasons: list[tuple[str, str, str | None]],
 ) -> list[tuple[str, str, list[str]]]:
@@ -117,39 +100,359 @@ def reason_line(code: str, detail: str, workloads: list[str], *, limit: int = 40
     return f"  {code}{where}: {detail.rstrip()[:limit]}"
 
 
-def validate(doc: Any) -> dict[str, Any]:
-    """Check the structure every consumer relies on; return `doc` or raise ResultSchemaError."""
-    if not isinstance(doc, dict):
-        raise ResultSchemaError("result: must be a JSON object")
-    _check_fields(doc, _TOP_LEVEL, "result")
-    if doc["schema"] != SCHEMA:
-        raise ResultSchemaError(f"result.schema: must be '{SCHEMA}', got {doc['schema']!r}")
-    if doc["verdict"] not in Verdict.__members__:
-        raise ResultSchemaError(f"result.verdict: {doc['verdict']!r} is not a verdict")
-    if doc["mode"] not in {m.value for m in Mode}:
-        raise ResultSchemaError(f"result.mode: {doc['mode']!r} is not a mode")
-    _check_fields(doc["suite"], {"name": str, "hash": (str, type(None))}, "result.suite")
-    _check_fields(doc["score"], {"sol_score": (int, float, type(None))}, "result.score")
-    for i, r in enumerate(doc["reasons"]):
-        _check_fields(r, {"code": str, "detail": str}, f"result.reasons[{i}]")
-    for i, w in enumerate(doc["workloads"]):
-        _check_fields(w, _WORKLOAD, f"result.workloads[{i}]")
-        if w["status"] not in WorkloadStatus.__members__:
-            raise ResultSchemaError(f"result.workloads[{i}].status: {w['status']!r} is unknown")
-    return doc
-
-
-def _check_fields(obj: Any, fields: dict[str, type | tuple[type, ...]], where: str) -> None:
-    if not isinstance(obj, dict):
-        raise ResultSchemaError(f"{where}: must be an object")
-    for key, kind in fields.items():
-        if key not in obj:
-            raise ResultSchemaError(f"{where}.{key}: is required")
-        if not isinstance(obj[key], kind) or isinstance(obj[key], bool):
-            raise ResultSchemaError(
-                f"{where}.{key}: has the wrong type ({type(obj[key]).__name__})"
-            )
-
-
 def dumps(doc: dict[str, Any]) -> str:
     return json.dumps(doc, indent=2, sort_keys=False, allow_nan=False) + "\n"
+
+
+class ResultSchemaError(WireError):
+    """A document is not a valid farm.result/1 document; the message names the field."""
+
+
+def _fields(data: Any, where: str) -> Fields:
+    return Fields(data, where, ResultSchemaError)
+
+
+def _nums(f: Fields, key: str) -> dict[str, float | None]:
+    """An object of numbers or nulls (baseline_ms, speedup), keyed by baseline name."""
+    inner = f.object(key, required=False)
+    if inner is None:
+        return {}
+    return {k: inner.number(k) for k in list(inner.data)}
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a verdict or status was given: an UPPER_SNAKE `code` and a human `detail`;
+    `workload` when it is one workload's."""
+
+    code: str
+    detail: str
+    workload: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "reason") -> Reason:
+        f = _fields(data, where)
+        code, detail = f.text("code"), f.text("detail")
+        return cls(code, detail, f.text("workload", required=False), f.rest())
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "detail": self.detail}
+        if self.workload is not None:
+            out["workload"] = self.workload
+        return {**out, **self.extra}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A guard finding as the document carries it: `severity` "reject" or "flag", `line` the
+    1-based source line (None when not from source), `workload` when it is one workload's."""
+
+    code: str
+    severity: str | None = None
+    detail: str = ""
+    line: int | None = None
+    workload: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "finding") -> Finding:
+        f = _fields(data, where)
+        return cls(
+            code=f.text("code"),
+            severity=f.text("severity", required=False),
+            detail=f.text("detail", required=False) or "",
+            line=f.integer("line", required=False),
+            workload=f.text("workload", required=False),
+            extra=f.rest(),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code}
+        if self.severity is not None:
+            out["severity"] = self.severity
+        out["detail"], out["line"] = self.detail, self.line
+        if self.workload is not None:
+            out["workload"] = self.workload
+        return {**out, **self.extra}
+
+
+@dataclass(frozen=True)
+class Interval:
+    """The 95 % confidence interval of a median time, in ms."""
+
+    low_ms: float
+    high_ms: float
+
+    def overlaps(self, other: Interval) -> bool:
+        return self.low_ms <= other.high_ms and other.low_ms <= self.high_ms
+
+
+_STATS = ("median_ms", "mean_ms", "std_ms", "min_ms", "max_ms")
+
+
+@dataclass(frozen=True)
+class TimingSummary:
+    """Statistics of one call's repeated timings, in ms (farm.scoring.TimingStats), with `ci`
+    the interval of the median; the harness's other details (method, windows_ms, warm-up,
+    wall times, thermal readings) are in `details`. Only what a document carries is set."""
+
+    median_ms: float | None = None
+    mean_ms: float | None = None
+    std_ms: float | None = None
+    min_ms: float | None = None
+    max_ms: float | None = None
+    count: int | None = None
+    ci: Interval | None = None
+    rse: float | None = None  # relative standard error of the mean; None when infinite
+    method: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "timing") -> TimingSummary:
+        f = _fields(data, where)
+        stats = {k: f.number(k, required=False) for k in _STATS}
+        low, high = (
+            f.number("ci95_low_ms", required=False),
+            f.number("ci95_high_ms", required=False),
+        )
+        if (low is None) != (high is None):
+            missing = "ci95_high_ms" if high is None else "ci95_low_ms"
+            raise ResultSchemaError(f"{where}.{missing}: is required with its other bound")
+        return cls(
+            **stats,
+            count=f.integer("count", required=False),
+            ci=Interval(low, high) if low is not None and high is not None else None,
+            rse=f.number("rse", required=False),
+            method=f.text("method", required=False),
+            details=f.rest(),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        full = self.count is not None  # a whole TimingStats summary keeps its nulls
+        out: dict[str, Any] = {k: getattr(self, k) for k in _STATS if full or getattr(self, k)}
+        if full:
+            out["count"] = self.count
+        if self.ci is not None:
+            out["ci95_low_ms"], out["ci95_high_ms"] = self.ci.low_ms, self.ci.high_ms
+        if full or self.rse is not None:
+            out["rse"] = self.rse
+        if self.method is not None:
+            out["method"] = self.method
+        return {**out, **self.details}
+
+
+@dataclass(frozen=True)
+class WorkloadEntry:
+    """One workload of a result. Times in ms: `time_ms` the candidate's median, `sol_ms` the
+    speed-of-light time, `baseline_ms` and `speedup` keyed by baseline ("eager", "compile");
+    `secret` is true for an entry run on secret-seed inputs (leaderboard mode), `shape` the
+    suite workload id such an entry was drawn from when it differs from `id`."""
+
+    id: str
+    status: WorkloadStatus
+    time_ms: float | None
+    sol_ms: float | None
+    sol_score: float | None
+    baseline_ms: dict[str, float | None]
+    timing: TimingSummary | None = None
+    baseline_timing: dict[str, TimingSummary] = field(default_factory=dict)
+    errors: list[Reason] = field(default_factory=list)
+    secret: bool = False
+    shape: str | None = None
+    speedup: dict[str, float | None] = field(default_factory=dict)
+    fraction_of_sol: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def interval(self) -> Interval | None:
+        """The confidence interval of `time_ms`, when the node sent one."""
+        return self.timing.ci if self.timing else None
+
+    @property
+    def timed_pass(self) -> bool:
+        return self.status == WorkloadStatus.PASSED and self.time_ms is not None
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "workload") -> WorkloadEntry:
+        f = _fields(data, where)
+        wid, status = f.text("id"), f.text("status")
+        if status not in WorkloadStatus.__members__:
+            raise ResultSchemaError(f"{where}.status: {status!r} is unknown")
+        return cls(
+            id=wid,
+            status=WorkloadStatus(status),
+            time_ms=f.number("time_ms"),
+            sol_ms=f.number("sol_ms"),
+            sol_score=f.number("sol_score"),
+            baseline_ms=_nums(f, "baseline_ms") if f.mapping("baseline_ms") is not None else {},
+            timing=_timing(f, where),
+            baseline_timing=_baseline_timing(f),
+            errors=[Reason.from_json(e, w) for e, w in f.elements("errors", required=False)],
+            secret=f.flag("secret"),
+            shape=f.text("shape", required=False),
+            speedup=_nums(f, "speedup"),
+            fraction_of_sol=f.number("fraction_of_sol", required=False),
+            extra=f.rest(),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "status": self.status.value,
+            "errors": [e.to_json() for e in self.errors],
+            "time_ms": self.time_ms,
+            "timing": self.timing.to_json() if self.timing else None,
+            "sol_ms": self.sol_ms,
+            "baseline_ms": dict(self.baseline_ms),
+            "baseline_timing": {k: t.to_json() for k, t in self.baseline_timing.items()},
+            "sol_score": self.sol_score,
+            "secret": self.secret,
+        }
+        if self.shape is not None:
+            out["shape"] = self.shape
+        if self.speedup:
+            out["speedup"] = dict(self.speedup)
+        out["fraction_of_sol"] = self.fraction_of_sol
+        return {**out, **self.extra}
+
+
+def _baseline_timing(f: Fields) -> dict[str, TimingSummary]:
+    """Each baseline's timing summary, keyed by baseline ("eager", "compile")."""
+    inner = f.object("baseline_timing", required=False)
+    if inner is None:
+        return {}
+    return {k: TimingSummary.from_json(v, f"{inner.where}.{k}") for k, v in inner.data.items()}
+
+
+def _timing(f: Fields, where: str) -> TimingSummary | None:
+    """`timing`, with its interval taken from the older shapes when it has none: `stats`
+    (a TimingStats object) or `time_ci_ms` ([low, high]). Those keys are read here and not
+    written back: the document comes out in today's shape."""
+    t = f.object("timing", required=False)
+    timing = TimingSummary.from_json(t.data, t.where) if t is not None else None
+    legacy = f.object("stats", required=False)
+    if (timing is None or timing.ci is None) and legacy is not None:
+        old = TimingSummary.from_json(legacy.data, legacy.where)
+        timing = old if timing is None else replace(timing, ci=old.ci)
+    pair = f.array("time_ci_ms", required=False)
+    if (timing is None or timing.ci is None) and pair:
+        if len(pair) != 2 or any(
+            isinstance(x, bool) or not isinstance(x, int | float) for x in pair
+        ):
+            raise ResultSchemaError(f"{where}.time_ci_ms: must be [low_ms, high_ms]")
+        ci = Interval(float(pair[0]), float(pair[1]))
+        timing = TimingSummary(ci=ci) if timing is None else replace(timing, ci=ci)
+    return timing
+
+
+@dataclass(frozen=True)
+class Environment:
+    """Where the evaluation ran: farm and Python versions, host, sandbox, and the device's
+    readings `before` and `after` (clocks, temperature, driver and library versions)."""
+
+    farm: str | None = None
+    python: str | None = None
+    host: str | None = None
+    device: str | None = None
+    sandbox: str | None = None
+    before: dict[str, Any] | None = None
+    after: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    _TEXT = ("farm", "python", "host", "device", "sandbox")
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "environment") -> Environment:
+        f = _fields(data, where)
+        text = {k: f.text(k, required=False) for k in cls._TEXT}
+        before, after = f.mapping("before", required=False), f.mapping("after", required=False)
+        return cls(**text, before=before, after=after, extra=f.rest())
+
+    def to_json(self) -> dict[str, Any]:
+        out = {k: getattr(self, k) for k in (*self._TEXT, "before", "after")}
+        return {**{k: v for k, v in out.items() if v is not None}, **self.extra}
+
+
+@dataclass(frozen=True)
+class Result:
+    """A whole farm.result/1 document. `score` holds `sol_score` (the aggregate) first; the
+    guard's findings are `findings` (`guard.findings` in JSON)."""
+
+    suite: str
+    suite_hash: str | None
+    problem: str
+    hardware: str
+    mode: Mode
+    verdict: Verdict
+    reasons: list[Reason]
+    sol_score: float | None
+    workloads: list[WorkloadEntry]
+    environment: Environment
+    findings: list[Finding] = field(default_factory=list)
+    score: dict[str, Any] = field(default_factory=dict)  # the aggregate's other figures
+    guard: dict[str, Any] = field(default_factory=dict)  # the guard's keys besides findings
+    suite_extra: dict[str, Any] = field(default_factory=dict)  # the suite's besides name, hash
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == Verdict.PASSED
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "result") -> Result:
+        """The document `data` as a Result; ResultSchemaError names the first bad field."""
+        f = _fields(data, where)
+        if f.text("schema") != SCHEMA:
+            raise ResultSchemaError(f"{where}.schema: must be '{SCHEMA}', got {data['schema']!r}")
+        suite, score, guard = f.object("suite"), f.object("score"), f.object("guard")
+        assert suite is not None and score is not None and guard is not None
+        return cls(
+            suite=suite.text("name"),
+            suite_hash=suite.text("hash", null=True),
+            problem=f.text("problem"),
+            hardware=f.text("hardware"),
+            mode=_member(Mode, f.text("mode"), f"{where}.mode", "a mode"),
+            verdict=_member(Verdict, f.text("verdict"), f"{where}.verdict", "a verdict"),
+            reasons=[Reason.from_json(r, w) for r, w in f.elements("reasons")],
+            sol_score=score.number("sol_score"),
+            workloads=[WorkloadEntry.from_json(x, w) for x, w in f.elements("workloads")],
+            environment=Environment.from_json(f.mapping("environment"), f"{where}.environment"),
+            findings=[
+                Finding.from_json(x, w) for x, w in guard.elements("findings", required=False)
+            ],
+            score=score.rest(),
+            guard=guard.rest(),
+            suite_extra=suite.rest(),
+            extra=f.rest(),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        guard: dict[str, Any] = {"findings": [x.to_json() for x in self.findings], **self.guard}
+        out = {
+            "schema": SCHEMA,
+            "suite": {"name": self.suite, "hash": self.suite_hash, **self.suite_extra},
+            "problem": self.problem,
+            "hardware": self.hardware,
+            "mode": self.mode.value,
+            "verdict": self.verdict.value,
+            "reasons": [r.to_json() for r in self.reasons],
+            "score": {"sol_score": self.sol_score, **self.score},
+            "workloads": [w.to_json() for w in self.workloads],
+            "environment": self.environment.to_json(),
+            "guard": guard,
+        }
+        return {**out, **self.extra}
+
+
+def _member(kind: Any, value: str, where: str, what: str) -> Any:
+    if value not in {m.value for m in kind}:
+        raise ResultSchemaError(f"{where}: {value!r} is not {what}")
+    return kind(value)
+
+
+def validate(doc: Any) -> dict[str, Any]:
+    """Check `doc` the way every consumer reads it (Result.from_json); return it unchanged or
+    raise ResultSchemaError naming the bad field."""
+    Result.from_json(doc)
+    return doc

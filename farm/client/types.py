@@ -1,13 +1,17 @@
 """Typed views of what the server returns: submissions, runs and result documents.
 
-`Result` mirrors the result document (`farm.result/1`, see farm/result.py); every object keeps
-the raw JSON it was built from in `raw`, so nothing the server sends is lost.
+`Result` is the result document (`farm.result/1`) as farm.result reads it, flattened for
+scripts; `Reason` is farm.result.Reason. Every object keeps the raw JSON it was built from in
+`raw`, so nothing the server sends is lost.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from farm.result import SCHEMA, Interval, Reason, WorkloadEntry
+from farm.result import Result as ResultDocument
 
 FINISHED_STATES = frozenset({"done", "failed"})
 
@@ -17,27 +21,11 @@ def _float(value: Any) -> float | None:
 
 
 @dataclass(frozen=True)
-class Reason:
-    """Why a verdict was given: an UPPER_SNAKE `code` and a human `detail`."""
-
-    code: str
-    detail: str
-    workload: str | None = None  # the workload it happened on, when it is one workload's
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Reason:
-        workload = data.get("workload")
-        return cls(
-            code=str(data.get("code", "")),
-            detail=str(data.get("detail", "")),
-            workload=str(workload) if workload else None,
-        )
-
-
-@dataclass(frozen=True)
 class WorkloadResult:
-    """One workload of a result. Times in ms; `baseline_ms` and `speedup` keyed by baseline
-    ("eager", "compile"); `secret` is true for the secret-seed copy (leaderboard mode)."""
+    """One workload of a result (farm.result.WorkloadEntry, flattened). Times in ms;
+    `baseline_ms` and `speedup` keyed by baseline ("eager", "compile"); `interval` the 95 %
+    confidence interval of `time_ms`; `secret` is true for the secret-seed copy (leaderboard
+    mode)."""
 
     id: str
     status: str
@@ -47,28 +35,36 @@ class WorkloadResult:
     baseline_ms: dict[str, float | None]
     speedup: dict[str, float | None]
     secret: bool
-    errors: list[Any]
+    errors: list[Reason]
     raw: dict[str, Any] = field(repr=False)
+    interval: Interval | None = None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> WorkloadResult:
+        """Raises farm.result.ResultSchemaError naming a bad field."""
+        return cls.from_entry(WorkloadEntry.from_json(data), data)
+
+    @classmethod
+    def from_entry(cls, entry: WorkloadEntry, raw: dict[str, Any]) -> WorkloadResult:
         return cls(
-            id=str(data.get("id", "")),
-            status=str(data.get("status", "")),
-            time_ms=_float(data.get("time_ms")),
-            sol_ms=_float(data.get("sol_ms")),
-            sol_score=_float(data.get("sol_score")),
-            baseline_ms={k: _float(v) for k, v in (data.get("baseline_ms") or {}).items()},
-            speedup={k: _float(v) for k, v in (data.get("speedup") or {}).items()},
-            secret=bool(data.get("secret", False)),
-            errors=list(data.get("errors") or []),
-            raw=data,
+            id=entry.id,
+            status=entry.status.value,
+            time_ms=entry.time_ms,
+            sol_ms=entry.sol_ms,
+            sol_score=entry.sol_score,
+            baseline_ms=dict(entry.baseline_ms),
+            speedup=dict(entry.speedup),
+            secret=entry.secret,
+            errors=list(entry.errors),
+            raw=raw,
+            interval=entry.interval,
         )
 
 
 @dataclass(frozen=True)
 class Result:
-    """A result document (`farm.result/1`): the keys scripts rely on, plus `raw`."""
+    """A result document (`farm.result/1`): the keys scripts rely on, `document` (the whole
+    typed farm.result.Result) and `raw`."""
 
     schema: str
     suite: str
@@ -84,26 +80,31 @@ class Result:
     environment: dict[str, Any]
     guard: dict[str, Any]
     raw: dict[str, Any] = field(repr=False)
+    document: ResultDocument | None = field(default=None, repr=False)
 
     @classmethod
     def from_document(cls, doc: dict[str, Any]) -> Result:
-        suite = doc.get("suite") or {}
-        score = doc.get("score") or {}
+        """Raises farm.result.ResultSchemaError naming a bad field."""
+        typed = ResultDocument.from_json(doc)
         return cls(
-            schema=str(doc.get("schema", "")),
-            suite=str(suite.get("name", "")),
-            suite_hash=suite.get("hash"),
-            problem=str(doc.get("problem", "")),
-            hardware=str(doc.get("hardware", "")),
-            mode=str(doc.get("mode", "")),
-            verdict=str(doc.get("verdict", "")),
-            reasons=[Reason.from_json(r) for r in doc.get("reasons") or []],
-            sol_score=_float(score.get("sol_score")),
-            score=dict(score),
-            workloads=[WorkloadResult.from_json(w) for w in doc.get("workloads") or []],
-            environment=dict(doc.get("environment") or {}),
-            guard=dict(doc.get("guard") or {}),
+            schema=SCHEMA,
+            suite=typed.suite,
+            suite_hash=typed.suite_hash,
+            problem=typed.problem,
+            hardware=typed.hardware,
+            mode=typed.mode.value,
+            verdict=typed.verdict.value,
+            reasons=list(typed.reasons),
+            sol_score=typed.sol_score,
+            score={"sol_score": typed.sol_score, **typed.score},
+            workloads=[
+                WorkloadResult.from_entry(e, raw)
+                for e, raw in zip(typed.workloads, doc["workloads"], strict=True)
+            ],
+            environment=typed.environment.to_json(),
+            guard=dict(doc["guard"]),
             raw=doc,
+            document=typed,
         )
 
     @property

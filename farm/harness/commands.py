@@ -14,7 +14,7 @@ from typing import Any
 
 from farm.errors import SubmissionError
 from farm.hardware import kinds
-from farm.result import reason_line, reasons_grouped
+from farm.result import Result, WorkloadEntry, reason_line, reasons_grouped
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -95,10 +95,9 @@ def print_result(doc: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    r = Result.from_json(doc)
     console = Console()
-    table = Table(
-        title=f"{doc['problem']} on {doc['hardware']} ({doc['mode']}, suite {doc['suite']['name']})"
-    )
+    table = Table(title=f"{r.problem} on {r.hardware} ({r.mode.value}, suite {r.suite})")
     for col in (
         "workload",
         "status",
@@ -111,32 +110,29 @@ def print_result(doc: dict[str, Any]) -> None:
         "% SOL",
     ):
         table.add_column(col, justify="left" if col in ("workload", "status") else "right")
-    for w in doc["workloads"]:
+    for w in r.workloads:
         table.add_row(
-            w["id"],
-            _status(w["status"]),
-            _t(w["time_ms"]),
+            w.id,
+            _status(w.status.value),
+            _t(w.time_ms),
             _ci(w),
-            _t(w["baseline_ms"]["eager"]),
-            _t(w["baseline_ms"]["compile"]),
-            _t(w["sol_ms"]),
-            _f(w["sol_score"], "{:.3f}"),
-            _f(w["fraction_of_sol"], "{:.1%}"),
+            _t(w.baseline_ms.get("eager")),
+            _t(w.baseline_ms.get("compile")),
+            _t(w.sol_ms),
+            _f(w.sol_score, "{:.3f}"),
+            _f(w.fraction_of_sol, "{:.1%}"),
         )
     console.print(table)
-    score = doc["score"]
     console.print(
-        f"verdict: {_status(doc['verdict'])}   SOL score: {_f(score.get('sol_score'), '{:.3f}')}   "
-        f"speedup vs eager: {_f(score.get('speedup_eager'), '{:.2f}x')}"
+        f"verdict: {_status(r.verdict.value)}   SOL score: {_f(r.sol_score, '{:.3f}')}   "
+        f"speedup vs eager: {_f(r.score.get('speedup_eager'), '{:.2f}x')}"
     )
-    triples = [(r["code"], r["detail"], r.get("workload")) for r in doc["reasons"]]
+    triples = [(x.code, x.detail, x.workload) for x in r.reasons]
     for code, detail, workloads in reasons_grouped(triples)[:10]:
         console.print(reason_line(code, detail, workloads), markup=False, highlight=False)
-    for f in doc["guard"]["findings"][:10]:
+    for f in r.findings[:10]:
         console.print(
-            f"  guard {f['severity']}: {f['code']}: {f['detail'][:200]}",
-            markup=False,
-            highlight=False,
+            f"  guard {f.severity}: {f.code}: {f.detail[:200]}", markup=False, highlight=False
         )
 
 
@@ -151,12 +147,12 @@ def _t(ms: float | None) -> str:
     return f"{ms * 1e3:.2f} us" if ms < 1 else f"{ms:.3f} ms"
 
 
-def _ci(w: dict[str, Any]) -> str:
-    t = w.get("timing") or {}
-    if not t or t.get("count", 0) < 2 or not w["time_ms"]:
+def _ci(w: WorkloadEntry) -> str:
+    """The half-width of the time's interval relative to the time ("-" below two samples)."""
+    ci, count = w.interval, w.timing.count if w.timing else None
+    if ci is None or not count or count < 2 or not w.time_ms:
         return "-"
-    half = (t["ci95_high_ms"] - t["ci95_low_ms"]) / 2 / w["time_ms"]
-    return f"{half:.2%}"
+    return f"{(ci.high_ms - ci.low_ms) / 2 / w.time_ms:.2%}"
 
 
 def _f(x: float | None, fmt: str) -> str:

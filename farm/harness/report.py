@@ -10,7 +10,17 @@ from typing import Any
 
 from farm import __version__, scoring
 from farm.guard.static import scan_source
-from farm.result import SCHEMA, Mode, Verdict, WorkloadStatus, reason, worst
+from farm.result import (
+    SCHEMA,
+    Mode,
+    Reason,
+    TimingSummary,
+    Verdict,
+    WorkloadEntry,
+    WorkloadStatus,
+    reason,
+    worst,
+)
 from farm.suite.loader import Suite
 from farm.suite.model import Problem, Workload
 
@@ -70,25 +80,26 @@ def _finding_dict(f: Any) -> dict[str, Any]:
 def workload_entry(
     problem: Problem, w: Workload, status: WorkloadStatus, errors: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    return {
-        "id": w.id,
-        "model": w.model,
-        "axes": w.axes,
-        "dtype": w.dtype,
-        "status": status.value,
-        "errors": errors,
-        "time_ms": None,
-        "timing": None,
-        "sol_ms": None,
-        "sol": None,
-        "baseline_ms": {"eager": None, "compile": None},
-        "baseline_timing": {},
-        "sol_score": None,
-        "fraction_of_sol": None,
-        "speedup": {"eager": None, "compile": None},
-        "flops": problem.flop_count(w),
-        "bytes": problem.compulsory_bytes(w),
-    }
+    """A workload's entry before it is timed (farm.result.WorkloadEntry as JSON)."""
+    entry = WorkloadEntry(
+        id=w.id,
+        status=status,
+        time_ms=None,
+        sol_ms=None,
+        sol_score=None,
+        baseline_ms={"eager": None, "compile": None},
+        errors=[Reason.from_json(e, f"{w.id}.errors[{i}]") for i, e in enumerate(errors)],
+        speedup={"eager": None, "compile": None},
+        extra={
+            "model": w.model,
+            "axes": w.axes,
+            "dtype": w.dtype,
+            "sol": None,
+            "flops": problem.flop_count(w),
+            "bytes": problem.compulsory_bytes(w),
+        },
+    )
+    return entry.to_json()
 
 
 def status_of(errors: list[dict[str, Any]]) -> WorkloadStatus:
@@ -118,11 +129,9 @@ def add_timing(
     (farm.harness.windows.TimedRun.summary); `wall_ms` the trusted side's own wall time of the
     whole timing (warm-up included, re-checks not)."""
     stats = scoring.TimingStats.from_samples(reply["times_ms"])
-    entry["time_ms"], statistic = scored_time(stats.median_ms, reply["windows"])
-    entry["timing"] = {
-        **stats.to_dict(),
+    scored, statistic = scored_time(stats.median_ms, reply["windows"])
+    details = {
         "statistic": statistic,
-        "method": reply["method"],
         "windows_ms": reply["windows_ms"],
         "windows": reply["windows"],
         "rechecked": reply["rechecked"],
@@ -133,9 +142,9 @@ def add_timing(
         "thermal": thermal,
     }
     if reply["event_ms"]:
-        entry["timing"]["event_median_ms"] = scoring.TimingStats.from_samples(
-            reply["event_ms"]
-        ).median_ms
+        details["event_median_ms"] = scoring.TimingStats.from_samples(reply["event_ms"]).median_ms
+    timing = TimingSummary.from_json({**stats.to_dict(), "method": reply["method"], **details})
+    entry["time_ms"], entry["timing"] = scored, timing.to_json()
     if reply["sim"]:
         entry["simulation"] = reply["sim"]
 
@@ -151,11 +160,9 @@ def add_baseline(
 ) -> None:
     """A baseline's timing, from a timing's summary, scored like the candidate (see add_timing)."""
     stats = scoring.TimingStats.from_samples(reply["times_ms"])
-    entry["baseline_ms"][kind], statistic = scored_time(stats.median_ms, reply.get("windows", []))
-    entry["baseline_timing"][kind] = {
-        **stats.to_dict(),
+    scored, statistic = scored_time(stats.median_ms, reply.get("windows", []))
+    details = {
         "statistic": statistic,
-        "method": reply["method"],
         "windows": reply.get("windows", []),
         "warmup_calls": reply["warmup_calls"],
         "warmup_ms": warmup_ms,
@@ -163,6 +170,8 @@ def add_baseline(
         "sum_ms": sum(reply["times_ms"]),
         "thermal": thermal,
     }
+    timing = TimingSummary.from_json({**stats.to_dict(), "method": reply["method"], **details})
+    entry["baseline_ms"][kind], entry["baseline_timing"][kind] = scored, timing.to_json()
 
 
 # The median of the per-call times is the score unless the windows' mean call times say more

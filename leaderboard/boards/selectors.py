@@ -7,6 +7,7 @@ from typing import NamedTuple
 from django.conf import settings
 from django.db.models import QuerySet
 
+from farm.result import Interval
 from leaderboard.boards.models import Board, BoardEntry
 from leaderboard.compiled import CompiledValues
 
@@ -74,11 +75,12 @@ def board_list() -> QuerySet[Board]:
 
 
 def intervals_overlap(a: dict[str, list[float]], b: dict[str, list[float]]) -> bool:
-    """True when, on every workload both entries timed, their time intervals overlap."""
+    """True when, on every workload both entries timed, their time intervals overlap
+    (BoardEntry.intervals: workload id -> [low, high] ms)."""
     common = set(a) & set(b)
     if not common:
         return False
-    return all(a[w][0] <= b[w][1] and b[w][0] <= a[w][1] for w in common)
+    return all(Interval(*a[w]).overlaps(Interval(*b[w])) for w in common)
 
 
 def board_ranking(*, board: Board, limit: int | None = None) -> list[RankedEntry]:

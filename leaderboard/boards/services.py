@@ -72,14 +72,14 @@ def _figures(run: Run) -> dict:
         "fraction_of_sol": _geomean([_ratio(r.sol_ms, r.time_ms) for r in public]),
         "speedup_eager": _geomean([_ratio(r.baseline_eager_ms, r.time_ms) for r in public]),
         "speedup_compile": _geomean([_ratio(r.baseline_compile_ms, r.time_ms) for r in public]),
-        "intervals": {
-            r.workload_id: [
-                r.ci_low_ms if r.ci_low_ms is not None else r.time_ms,
-                r.ci_high_ms if r.ci_high_ms is not None else r.time_ms,
-            ]
-            for r in public
-        },
+        "intervals": {r.workload_id: _interval(r) for r in public},
     }
+
+
+def _interval(row: WorkloadResult) -> list[float | None]:
+    """[low, high] ms of a row's time: its confidence interval, or the time itself."""
+    ci = row.interval
+    return [ci.low_ms, ci.high_ms] if ci else [row.time_ms, row.time_ms]
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:

@@ -167,6 +167,5 @@ def _apart(a: float | None, b: float | None, tolerance: float) -> bool:
 
 
 def _overlap(a: WorkloadResult, b: WorkloadResult) -> bool:
-    if None in (a.ci_low_ms, a.ci_high_ms, b.ci_low_ms, b.ci_high_ms):
-        return False
-    return a.ci_low_ms <= b.ci_high_ms and b.ci_low_ms <= a.ci_high_ms
+    ours, theirs = a.interval, b.interval
+    return ours is not None and theirs is not None and ours.overlaps(theirs)

@@ -11,14 +11,15 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from farm.result import ResultSchemaError, validate
+from farm.result import Result, ResultSchemaError
 from leaderboard import metrics
 from leaderboard.artifacts.services import artifacts_mark_reported
 from leaderboard.boards.services import board_entry_refresh_for_run
 from leaderboard.judging.audits import audit_conclude, audit_set, audit_start, audit_wanted
 from leaderboard.judging.judge import judge
 from leaderboard.nodes.models import Node
-from leaderboard.runs.models import Result, Run, WorkloadResult
+from leaderboard.runs.models import Result as StoredResult
+from leaderboard.runs.models import Run, WorkloadResult
 from leaderboard.runs.services import (
     Recorded,
     ResultInvalid,
@@ -41,13 +42,13 @@ def result_record(
 ) -> Recorded:
     """Store a node's result once. The same post again returns the stored one (duplicate)."""
     try:
-        validate(document)
+        result = Result.from_json(document)
         digest = document_digest(document)
     except (ResultSchemaError, ValueError) as exc:
         raise ResultInvalid(f"result document: {exc}") from None
     with transaction.atomic():
         run = run_get(run_id, lock=True)
-        previous = Result.objects.filter(run=run).first()
+        previous = StoredResult.objects.filter(run=run).first()
         if previous is not None and previous.node_id == node.pk and previous.attempt == attempt:
             if previous.digest == digest:
                 return Recorded(run=run, duplicate=True)
@@ -56,33 +57,35 @@ def result_record(
             check_holder(run, node, attempt)
             if run.state not in Run.ACTIVE:
                 raise RunConflict(f"run {run_id} is {run.state}; the result was not recorded")
-        _check_about(run, document)
-        _store(run, node, attempt, document, digest)
+        _check_about(run, result)
+        _store(run, node, attempt, document, result, digest)
         if artifacts:
             artifacts_mark_reported(run=run, names=artifacts)
     return Recorded(run=run, duplicate=False)
 
 
-def _check_about(run: Run, document: dict[str, Any]) -> None:
+def _check_about(run: Run, result: Result) -> None:
     expected = {"problem": run.problem.name, "hardware": run.hardware_id, "mode": run.mode}
+    found = {"problem": result.problem, "hardware": result.hardware, "mode": result.mode.value}
     for key, value in expected.items():
-        if document[key] != value:
-            raise ResultInvalid(
-                f"result.{key}: is {document[key]!r}, but run {run.pk} is {value!r}"
-            )
+        if found[key] != value:
+            raise ResultInvalid(f"result.{key}: is {found[key]!r}, but run {run.pk} is {value!r}")
 
 
-def _store(run: Run, node: Node, attempt: int, document: dict[str, Any], digest: str) -> None:
+def _store(
+    run: Run, node: Node, attempt: int, document: dict[str, Any], result: Result, digest: str
+) -> None:
+    """Store `document` as posted (`result` is its typed reading) with the server's judgement."""
     submission = run.submission
     j = judge(
-        document=document,
+        result=result,
         suite=submission.suite_id,
         suite_hash=submission.suite_hash,
         problem=run.problem.name,
         hardware=run.hardware_id,
     )
-    score = document["score"].get("sol_score") if j.verdict == "PASSED" else None
-    result = Result.objects.create(
+    score = result.sol_score if j.verdict == "PASSED" else None
+    stored = StoredResult.objects.create(
         run=run,
         node=node,
         attempt=attempt,
@@ -93,7 +96,7 @@ def _store(run: Run, node: Node, attempt: int, document: dict[str, Any], digest:
         server_reasons=j.reasons,
         secret_passed=_secret_passed(j.rows),
     )
-    WorkloadResult.objects.bulk_create([WorkloadResult(result=result, **row) for row in j.rows])
+    WorkloadResult.objects.bulk_create([WorkloadResult(result=stored, **row) for row in j.rows])
     now = timezone.now()
     run.state = Run.State.DONE if j.suite_ok else Run.State.FAILED
     run.verdict, run.sol_score, run.finished_at = j.verdict, score, now

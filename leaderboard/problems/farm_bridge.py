@@ -17,7 +17,7 @@ from farm.errors import FarmError
 from farm.hardware import kinds, specs
 from farm.hardware.specs import HardwareSpec
 from farm.scoring import FLOOR_SLACK
-from farm.sol import UnsupportedWorkload, sol_bound
+from farm.sol import SolBound, UnsupportedWorkload, sol_bound
 from farm.sol import floor_ms as sol_floor_ms
 from farm.suite.loader import Suite, available_suites, load_suite
 from farm.suite.model import Problem, Workload
@@ -89,16 +89,23 @@ def _key(key: Any) -> str:
     return "/".join(map(str, key)) if isinstance(key, tuple) else str(key)
 
 
-def sol_ms(problem: Problem, workload: Workload, hardware: str) -> dict[str, Any] | None:
-    """The SOL bound of one workload on `hardware` as JSON; None when the problem cannot run
-    there (an unknown class, a feature or dtype the hardware lacks: UNRESOLVABLE)."""
+def sol_on(problem: Problem, workload: Workload, hardware: str) -> SolBound | None:
+    """The SOL bound of one workload on `hardware`; None when the problem cannot run there (an
+    unknown class, a feature or dtype the hardware lacks: UNRESOLVABLE)."""
     spec = hardware_spec(hardware)
     if spec is None:
         return None
     try:
-        bound = sol_bound(problem, workload, spec)
+        return sol_bound(problem, workload, spec)
     except UNRESOLVABLE as exc:
         log.debug("no SOL for %s/%s on %s: %s", problem.name, workload.id, hardware, exc)
+        return None
+
+
+def sol_ms(problem: Problem, workload: Workload, hardware: str) -> dict[str, Any] | None:
+    """sol_on as JSON (the problem pages' SOL table)."""
+    bound = sol_on(problem, workload, hardware)
+    if bound is None:
         return None
     return {
         "workload": workload.id,

@@ -9,6 +9,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from farm.node_api import Job, SuiteRef, TimeLimits
 from leaderboard.artifacts.services import ARTIFACT_TYPES, artifact_upload_url, source_text
 from leaderboard.nodes.authentication import IsEnabledNode, NodeTokenAuthentication
 from leaderboard.runs.models import Run
@@ -34,8 +35,10 @@ JobOutput = inline_serializer(
         "source": serializers.CharField(),
         "source_sha256": serializers.CharField(),
         "time_limits": serializers.DictField(help_text="{soft_s, hard_s}"),
+        "created_at": serializers.DateTimeField(),
+        "sent_at": serializers.DateTimeField(allow_null=True),
     },
-)
+)  # farm.node_api.Job: tests/leaderboard/test_node_api_types.py holds the two equal
 StateOutput = inline_serializer(
     "RunState",
     {
@@ -55,26 +58,26 @@ class AgentApi(APIView):
 
 
 def job(run: Run, *, source: str | None) -> dict:
-    """The job a claim hands out; `source` as read before the claim (read now when the claim
-    was not foreseeable, e.g. a run queued between the read and the claim)."""
+    """The job a claim hands out (farm.node_api.Job); `source` as read before the claim (read
+    now when the claim was not foreseeable, e.g. a run queued between the read and the claim)."""
     submission = run.submission
     soft, hard = settings.FARM_TIME_LIMITS_S[run.mode]
-    return {
-        "run": run.pk,
-        "attempt": run.attempt,
-        "submission": submission.pk,
-        "suite": {"name": submission.suite_id, "hash": submission.suite_hash},
-        "problem": run.problem.name,
-        "hardware": run.hardware_id,
-        "mode": run.mode,
-        "language": submission.language,
-        "filename": submission.filename,
-        "source": source if source is not None else source_text(source=submission.source),
-        "source_sha256": submission.source_id,
-        "time_limits": {"soft_s": soft, "hard_s": hard},
-        "created_at": run.created_at.isoformat(),
-        "sent_at": run.sent_at.isoformat() if run.sent_at else None,
-    }
+    return Job(
+        run=run.pk,
+        attempt=run.attempt,
+        submission=submission.pk,
+        suite=SuiteRef(name=submission.suite_id, hash=submission.suite_hash),
+        problem=run.problem.name,
+        hardware=run.hardware_id,
+        mode=run.mode,
+        language=submission.language,
+        filename=submission.filename,
+        source=source if source is not None else source_text(source=submission.source),
+        source_sha256=submission.source_id,
+        time_limits=TimeLimits(soft_s=soft, hard_s=hard),
+        created_at=run.created_at.isoformat(),
+        sent_at=run.sent_at.isoformat() if run.sent_at else None,
+    ).to_json()
 
 
 class AttemptInput(serializers.Serializer):

@@ -4,6 +4,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from farm.result import Interval
+
 LOST = "LOST"  # failure code of a run taken back from a node that stopped heartbeating
 
 
@@ -162,3 +164,10 @@ class WorkloadResult(models.Model):
 
     class Meta:
         ordering = ["id"]
+
+    @property
+    def interval(self) -> Interval | None:
+        """The confidence interval of `time_ms` the node sent (farm.result.Interval)."""
+        if self.ci_low_ms is None or self.ci_high_ms is None:
+            return None
+        return Interval(self.ci_low_ms, self.ci_high_ms)

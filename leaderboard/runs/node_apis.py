@@ -12,6 +12,7 @@ from rest_framework.permissions import AllowAny, IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from farm.node_api import HeartbeatAck
 from leaderboard.nodes.apis import MAX_DEVICES, Devices
 from leaderboard.nodes.authentication import IsNode, NodeTokenAuthentication
 from leaderboard.nodes.models import Node
@@ -19,6 +20,16 @@ from leaderboard.nodes.selectors import node_list, node_status
 from leaderboard.nodes.services import node_create, node_heartbeat
 from leaderboard.runs.selectors import queue_depth_by_hardware
 from leaderboard.runs.services import runs_resume_reported
+
+HeartbeatAckOutput = inline_serializer(
+    "HeartbeatAck",
+    {
+        "status": serializers.CharField(),
+        "abandon": serializers.ListField(child=serializers.IntegerField()),
+        "drain": serializers.BooleanField(),
+        "server_time": serializers.DateTimeField(),
+    },
+)  # farm.node_api.HeartbeatAck: tests/leaderboard/test_node_api_types.py holds the two equal
 
 
 class NodeOutput(serializers.ModelSerializer):
@@ -120,17 +131,7 @@ class HeartbeatApi(APIView):
 
     @extend_schema(
         request=HeartbeatInput,
-        responses={
-            200: inline_serializer(
-                "HeartbeatAck",
-                {
-                    "status": serializers.CharField(),
-                    "abandon": serializers.ListField(child=serializers.IntegerField()),
-                    "drain": serializers.BooleanField(),
-                    "server_time": serializers.DateTimeField(),
-                },
-            )
-        },
+        responses={200: HeartbeatAckOutput},
     )
     def post(self, request):
         data = self.HeartbeatInput(data=request.data)
@@ -140,11 +141,10 @@ class HeartbeatApi(APIView):
             node=request.auth, current_runs=current, devices=data.validated_data.get("devices")
         )
         held = set(runs_resume_reported(node=node, run_ids=current))
-        return Response(
-            {
-                "status": node_status(node=node),
-                "abandon": sorted(set(current) - held),
-                "drain": node.draining or not node.enabled,
-                "server_time": timezone.now().isoformat(),
-            }
+        ack = HeartbeatAck(
+            status=node_status(node=node),
+            abandon=sorted(set(current) - held),
+            drain=node.draining or not node.enabled,
+            server_time=timezone.now().isoformat(),
         )
+        return Response(ack.to_json())

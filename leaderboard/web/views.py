@@ -10,7 +10,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from farm.result import reasons_grouped
+from farm.result import Reason, reasons_grouped
+from farm.result import Result as ResultDocument
 from leaderboard.artifacts.selectors import artifacts_stored
 from leaderboard.artifacts.services import source_text
 from leaderboard.artifacts.store import ArtifactStoreError
@@ -111,25 +112,28 @@ def submission(request: HttpRequest, submission_id: int) -> HttpResponse:
 
 def _run_view(run: Run, result: Result | None, owner: bool, source_shown: bool) -> dict[str, Any]:
     """What the page shows of a run; text that may quote the source only with the source."""
-    doc = result.document if result else {}
     detail = run.failure_detail
+    doc: ResultDocument | None = None
+    if result is not None:
+        raw = result.document if source_shown else document_redacted(result.document)
+        doc = ResultDocument.from_json(raw)  # stored documents were validated when posted
     if not source_shown:
-        doc = document_redacted(doc)
         detail = failure_detail_redacted(code=run.failure_code, detail=detail)
+    server = [Reason.from_json(r) for r in (result.server_reasons if result else [])]
     return {
         "failure_detail": detail,
         "run": run,
         "result": result,
         "workloads": list(result.workloads.all()) if result else [],
-        "reasons": _reasons([*doc.get("reasons", []), *(result.server_reasons if result else [])]),
-        "findings": (doc.get("guard") or {}).get("findings", []),
+        "reasons": _reasons([*(doc.reasons if doc else []), *server]),
+        "findings": doc.findings if doc else [],
         "logs": [a.name for a in artifacts_stored(run=run)] if owner else [],
     }
 
 
-def _reasons(reasons: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _reasons(reasons: list[Reason]) -> list[dict[str, Any]]:
     """Reasons with the same code and detail shown once, with the workloads they came from."""
-    triples = [(r.get("code", ""), r.get("detail", ""), r.get("workload")) for r in reasons]
+    triples = [(r.code, r.detail, r.workload) for r in reasons]
     return [
         {"code": code, "detail": detail, "workloads": workloads}
         for code, detail, workloads in reasons_grouped(triples)

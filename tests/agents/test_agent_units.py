@@ -22,7 +22,10 @@ from agents.job import JobRunner
 from agents.suites import SuiteCache
 from farm.hardware.detect import DeviceInfo
 from farm.hardware.specs import get_spec
+from farm.node_api import Job
 from farm.suite.loader import load_suite
+
+RESULTS = Path(__file__).resolve().parents[1] / "fixtures" / "results"
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -59,9 +62,18 @@ def client_for(server) -> ServerClient:  # type: ignore[no-untyped-def]
 
 
 def test_5xx_is_retried_then_succeeds(scripted):
-    scripted.script += [(503, {"detail": "busy"}), (502, {}), (200, {"run": 7, "attempt": 1})]
-    assert client_for(scripted).claim(7)["attempt"] == 1
+    job = {**FakeServer().job, "run": 7, "attempt": 1}
+    scripted.script += [(503, {"detail": "busy"}), (502, {}), (200, job)]
+    assert client_for(scripted).claim(7) == Job.from_json(job)
     assert scripted.calls == 3
+
+
+def test_an_answer_in_another_shape_is_refused_naming_the_field(scripted):
+    scripted.script += [(200, {"run": 7, "attempt": 1})]
+    with pytest.raises(
+        PermanentError, match=r"the job of run 7 is not understood: job\.problem: is required"
+    ):
+        client_for(scripted).claim(7)
 
 
 def test_5xx_until_the_end_is_retryable(scripted):
@@ -233,12 +245,17 @@ class FakeServer:
         self.job = {
             "run": 5,
             "attempt": 2,
+            "submission": 3,
             "problem": "vector_add",
+            "hardware": "npu-sim-v1",
             "mode": "test",
+            "language": "pytorch",
+            "filename": "k.py",
             "suite": {"name": "core-v1", "hash": suite.hash},
             "source": source,
             "source_sha256": hashlib.sha256(source.encode()).hexdigest(),
             "time_limits": {"soft_s": 30, "hard_s": 40},
+            "created_at": "2026-01-01T00:00:00+00:00",
             "sent_at": None,
         }
 
@@ -246,7 +263,7 @@ class FakeServer:
         self.calls.append(("claim", run_id))
         if self.claim_error:
             raise self.claim_error
-        return self.job
+        return Job.from_json(self.job)
 
     def start(self, run_id, attempt):  # type: ignore[no-untyped-def]
         self.calls.append(("start", run_id, attempt))
@@ -278,7 +295,8 @@ def fake_document(source_path, **options):  # type: ignore[no-untyped-def]
     assert Path(source_path).read_text().startswith("def kernel")
     assert options["device"] == "npu-sim" and options["sandbox"] == "bwrap"
     assert options["limits"].wall_seconds == 40
-    return {"verdict": "PASSED", "logs": {"worker_stderr": "log"}, "options": sorted(options)}
+    doc = json.loads((RESULTS / "passed_cpu_vector_add.json").read_text())
+    return {**doc, "logs": {"worker_stderr": "log"}, "options": sorted(options)}
 
 
 def test_a_job_claims_starts_evaluates_uploads_and_reports(tmp_path, monkeypatch):
@@ -325,3 +343,12 @@ def test_a_duplicate_delivery_on_the_same_node_is_dropped(tmp_path):
     assert runner(tmp_path, server, fake_document).run(5).status == "duplicate"
     assert server.calls == []
     held.release()
+
+
+def test_a_document_that_is_not_a_result_is_reported_as_a_failure_not_posted(tmp_path):
+    server = FakeServer()
+    out = runner(tmp_path, server, lambda *a, **k: {"verdict": "PASSED"}).run(5)
+    assert out.status == "failed" and "result.schema: is required" in out.detail
+    assert [c for c in server.calls if c[0] in ("result", "failure")] == [
+        ("failure", 5, 2, "RESULT_INVALID", False)
+    ]

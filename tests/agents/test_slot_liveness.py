@@ -15,6 +15,7 @@ from agents import state
 from agents.errors import ClaimLost
 from agents.heartbeat import Heartbeat
 from agents.job import Cancelled
+from farm.node_api import HeartbeatAck
 from tests.agents.test_agent_units import FakeServer, fake_document, runner
 
 
@@ -31,7 +32,7 @@ class Beats(FakeServer):
 
     def heartbeat(self, *, current_runs, devices):  # type: ignore[no-untyped-def]
         self.calls.append(("heartbeat", tuple(current_runs)))
-        return {"status": "online", "abandon": self.abandon, "drain": False}
+        return HeartbeatAck("online", self.abandon, drain=False, server_time="")
 
 
 def slot_file(directory, slot: int, run: int, pid: int) -> None:  # type: ignore[no-untyped-def]

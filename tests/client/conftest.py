@@ -104,6 +104,7 @@ def run_json(run_id: int, state: str = "done", verdict: str | None = "PASSED", *
                 "baseline_ms": {"eager": 1.0, "compile": None},
                 "speedup": {"eager": 2.0},
                 "sol_score": 0.61,
+                "time_ci_ms": [0.45, 0.55],  # an older shape of the interval
             }
         ],
         "environment": {},

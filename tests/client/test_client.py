@@ -6,6 +6,7 @@ import pytest
 
 from farm.client import BadRequest, FarmClient, Refused, ServerUnavailable, WaitTimeout
 from farm.client.types import SubmitRequest
+from farm.result import Interval
 from tests.client.conftest import run_json, submission_json
 
 
@@ -98,6 +99,7 @@ def test_as_completed_yields_in_finishing_order_with_typed_results(stub):
     assert result is not None and result.passed and result.sol_score == pytest.approx(0.61)
     w = result.workloads[0]
     assert (w.id, w.time_ms, w.baseline_ms["eager"], w.speedup["eager"]) == ("small", 0.5, 1.0, 2.0)
+    assert w.interval == Interval(0.45, 0.55)
 
 
 def test_wait_times_out_with_the_pending_ids(stub):

@@ -3,6 +3,7 @@ and one npu-sim agent (agents.localfarm), all as subprocesses."""
 
 from __future__ import annotations
 
+import math
 import shutil
 import subprocess
 
@@ -83,6 +84,24 @@ def test_cli_against_the_server(farm, tmp_path, monkeypatch, capsys):
     good.write_text("#!farm problem=vector_add hw=npu-sim-v1 mode=test\n" + NATIVE)
     assert main(["submit", str(good), "--wait", "--timeout", "600"]) == 0
     assert "PASSED" in capsys.readouterr().out
+
+
+def test_a_timing_result_reaches_the_board_with_its_interval(farm):
+    """The harness's timing summary, posted by the agent and judged by the server, comes back
+    to the client as farm.result objects, and its time is the board entry's."""
+    client = FarmClient(farm.url, farm.tokens["user"])
+    sub = client.submit(
+        NATIVE, problem="vector_add", hardware="npu-sim-v1", mode="leaderboard", private=False
+    )
+    (run,) = client.wait([sub], timeout_s=600)
+    assert run.verdict == "PASSED" and run.result is not None, run.raw
+    timed = [w for w in run.result.workloads if w.time_ms is not None]  # all secret-seed here
+    assert timed and all(w.interval and w.interval.low_ms <= w.time_ms for w in timed)
+    board = client.board("vector_add", "npu-sim-v1")
+    (entry,) = [e for e in board.entries if e.run == run.id]
+    assert entry.time_ms == pytest.approx(
+        math.exp(sum(math.log(w.time_ms) for w in timed) / len(timed))
+    )
 
 
 def test_quota_is_refused_with_the_servers_message(farm, capsys):

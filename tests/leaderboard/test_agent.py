@@ -9,6 +9,7 @@ import pytest
 import requests
 from django.utils import timezone
 
+from farm.node_api import Job
 from leaderboard.nodes.models import Node
 from leaderboard.runs.models import Result, Run
 from leaderboard.runs.services import RunConflict, run_claim, runs_reap
@@ -68,6 +69,7 @@ def test_claim_gives_the_job_and_exactly_one_node_wins(clients, node, other_node
     assert job["source"] == VECTOR_ADD and job["problem"] == "vector_add"
     assert job["suite"]["name"] == SUITE and len(job["suite"]["hash"]) == 64
     assert job["time_limits"]["soft_s"] < job["time_limits"]["hard_s"]
+    assert Job.from_json(job).to_json() == job
     again = node.post(f"/api/agent/runs/{run.pk}/claim/")
     assert again.status_code == 200 and again.json()["attempt"] == 1
     lost = other_node.post(f"/api/agent/runs/{run.pk}/claim/")

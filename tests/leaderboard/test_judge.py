@@ -2,23 +2,41 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from farm.result import Environment, Mode, Result, Verdict, WorkloadEntry, WorkloadStatus
 from leaderboard.judging.judge import UNCHECKED, judge
 from leaderboard.problems import farm_bridge
 from tests.leaderboard.lbkit import GPU, SUITE
 
 
-def document(workload: str, *, suite_hash: str) -> dict:
-    return {
-        "suite": {"name": SUITE, "hash": suite_hash},
-        "verdict": "PASSED",
-        "workloads": [{"id": workload, "status": "PASSED", "time_ms": 5.0}],
-    }
+def document(workload: str, *, suite_hash: str) -> Result:
+    entry = WorkloadEntry(
+        id=workload,
+        status=WorkloadStatus.PASSED,
+        time_ms=5.0,
+        sol_ms=None,
+        sol_score=None,
+        baseline_ms={},
+    )
+    return Result(
+        suite=SUITE,
+        suite_hash=suite_hash,
+        problem="vector_add",
+        hardware=GPU,
+        mode=Mode.BENCHMARK,
+        verdict=Verdict.PASSED,
+        reasons=[],
+        sol_score=None,
+        workloads=[entry],
+        environment=Environment(),
+    )
 
 
 def verdict_of(problem: str, workload: str, *, suite_hash: str | None = None):  # type: ignore[no-untyped-def]
     pinned = farm_bridge.suite_load(SUITE).hash
     return judge(
-        document=document(workload, suite_hash=suite_hash or pinned),
+        result=document(workload, suite_hash=suite_hash or pinned),
         suite=SUITE,
         suite_hash=pinned,
         problem=problem,
@@ -42,3 +60,20 @@ def test_a_run_that_fails_anyway_is_not_held():
     j = verdict_of("vector_add", "not-in-the-suite", suite_hash="0" * 64)
     assert not j.suite_ok and j.held == ""
     assert [r["code"] for r in j.reasons] == ["SUITE_HASH_MISMATCH"]
+
+
+def test_every_stored_interval_shape_gives_the_same_row():
+    pinned = farm_bridge.suite_load(SUITE).hash
+    base = {"id": "big", "status": "PASSED", "time_ms": 5.0, "sol_ms": None, "sol_score": None}
+    shapes = [
+        {"timing": {"ci95_low_ms": 4.0, "ci95_high_ms": 6.0}},
+        {"stats": {"ci95_low_ms": 4.0, "ci95_high_ms": 6.0}},
+        {"time_ci_ms": [4.0, 6.0]},
+    ]
+    rows = []
+    for shape in shapes:
+        entry = WorkloadEntry.from_json({**base, "baseline_ms": {}, **shape})
+        result = replace(document("big", suite_hash=pinned), workloads=[entry])
+        j = judge(result=result, suite=SUITE, suite_hash=pinned, problem="vector_add", hardware=GPU)
+        rows.append((j.rows[0]["ci_low_ms"], j.rows[0]["ci_high_ms"]))
+    assert rows == [(4.0, 6.0)] * 3

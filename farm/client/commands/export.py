@@ -18,6 +18,7 @@ from typing import Any
 
 from farm.client.commands.common import add_server_arguments
 from farm.errors import FarmError
+from farm.result import ResultSchemaError, validate
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -110,11 +111,12 @@ def _read_json(path: Path) -> dict[str, Any]:
         doc = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise FarmError(f"{path}: not a readable result document ({exc})") from None
-    if not isinstance(doc, dict) or doc.get("schema") != "farm.result/1":
+    try:
+        return validate(doc)
+    except ResultSchemaError as exc:
         raise FarmError(
-            f"{path}: not a farm.result/1 document", hint="pass `farm eval --json` output"
-        )
-    return doc
+            f"{path}: not a farm.result/1 document ({exc})", hint="pass `farm eval --json` output"
+        ) from None
 
 
 def _write(output: str, text: str) -> None:

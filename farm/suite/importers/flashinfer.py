@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from farm.errors import SuiteError
+from farm.result import Result, WorkloadEntry, WorkloadStatus
 from farm.suite.importers import common, probe
 from farm.suite.importers import flashinfer_rules as rules
 from farm.suite.model import CATEGORIES
@@ -441,34 +442,36 @@ def convert_solutions(root: Path, out: Path) -> tuple[list[Path], list[str]]:
 def traces_from_result(doc: dict[str, Any], *, solution: str) -> list[dict[str, Any]]:
     """One flashinfer-trace Trace per evaluated workload of a farm.result/1 document.
     latency_ms is the candidate's mean (median when no mean was kept), reference_latency_ms the
-    eager baseline's."""
-    suite = doc.get("suite") or {}
-    env = doc.get("environment") or {}
-    libs = {k: str(v) for k, v in (env.get("before") or {}).items() if k in ("torch", "triton")}
+    eager baseline's. Raises farm.result.ResultSchemaError naming a bad field."""
+    result = Result.from_json(doc)
+    before = result.environment.before or {}
+    libs = {k: str(v) for k, v in before.items() if k in ("torch", "triton")}
     libs = {k: v for k, v in libs.items() if v != "None"}
     stamp = _timestamp(doc)
     traces = []
-    for w in doc.get("workloads") or []:
-        if w.get("status") == "SKIPPED":
+    for w in result.workloads:
+        if w.status == WorkloadStatus.SKIPPED:
             continue
         traces.append(
             {
-                "definition": doc.get("problem"),
+                "definition": result.problem,
                 "workload": {
-                    "uuid": workload_id(suite.get("hash"), str(doc.get("problem")), w["id"]),
-                    "axes": dict(w.get("axes") or {}),
+                    "uuid": workload_id(result.suite_hash, result.problem, w.id),
+                    "axes": dict(w.extra.get("axes") or {}),
                     "inputs": {},
                 },
                 "solution": solution,
-                "evaluation": _evaluation(doc, w, libs, stamp),
+                "evaluation": _evaluation(result, w, libs, stamp),
             }
         )
     return traces
 
 
-def _evaluation(doc, w, libs, stamp) -> dict[str, Any]:
-    status = STATUS.get(str(w.get("status")), "RUNTIME_ERROR")
-    corr = w.get("correctness") or {}
+def _evaluation(
+    result: Result, w: WorkloadEntry, libs: dict[str, str], stamp: str
+) -> dict[str, Any]:
+    status = STATUS.get(w.status.value, "RUNTIME_ERROR")
+    corr = w.extra.get("correctness") or {}
     correctness = None
     if status in ("PASSED", "INCORRECT_NUMERICAL") and corr:
         correctness = {
@@ -476,26 +479,25 @@ def _evaluation(doc, w, libs, stamp) -> dict[str, Any]:
             "max_absolute_error": corr.get("max_abs_err"),
         }
     performance = None
-    latency = (w.get("timing") or {}).get("mean_ms") or w.get("time_ms")
-    baseline = (w.get("baseline_timing") or {}).get("eager", {}).get("mean_ms") or (
-        w.get("baseline_ms") or {}
-    ).get("eager")
+    latency = (w.timing.mean_ms if w.timing else None) or w.time_ms
+    eager = w.baseline_timing.get("eager")
+    baseline = (eager.mean_ms if eager else None) or w.baseline_ms.get("eager")
     if status == "PASSED" and latency:
         performance = {
             "latency_ms": latency,
             "reference_latency_ms": baseline,
             "speedup_factor": (baseline / latency) if baseline else None,
         }
-    log = [f"{e.get('code', '')}: {e.get('detail', '')}" for e in w.get("errors") or []]
-    log += [f"{r.get('code')}: {r.get('detail')}" for r in doc.get("reasons") or []]
-    if w.get("status") == "REJECTED":
+    log = [f"{e.code}: {e.detail}" for e in w.errors]
+    log += [f"{r.code}: {r.detail}" for r in result.reasons]
+    if w.status == WorkloadStatus.REJECTED:
         log.insert(0, "REJECTED by the farm's guard (reported as RUNTIME_ERROR)")
     return {
         "status": status,
-        "log": "\n".join(str(x) for x in log),
+        "log": "\n".join(log),
         "correctness": correctness,
         "performance": performance,
-        "environment": {"hardware": doc.get("hardware"), "libs": libs},
+        "environment": {"hardware": result.hardware, "libs": libs},
         "timestamp": stamp,
     }
 
