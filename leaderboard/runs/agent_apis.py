@@ -38,7 +38,7 @@ JobOutput = inline_serializer(
         "created_at": serializers.DateTimeField(),
         "sent_at": serializers.DateTimeField(allow_null=True),
     },
-)  # farm.node_api.Job: tests/leaderboard/test_node_api_types.py holds the two equal
+)  # farm.node_api.Job: tests/leaderboard/runs/test_node_api_types.py holds the two equal
 StateOutput = inline_serializer(
     "RunState",
     {

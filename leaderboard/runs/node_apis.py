@@ -29,7 +29,7 @@ HeartbeatAckOutput = inline_serializer(
         "drain": serializers.BooleanField(),
         "server_time": serializers.DateTimeField(),
     },
-)  # farm.node_api.HeartbeatAck: tests/leaderboard/test_node_api_types.py holds the two equal
+)  # farm.node_api.HeartbeatAck: tests/leaderboard/runs/test_node_api_types.py holds the two equal
 
 
 class NodeOutput(serializers.ModelSerializer):

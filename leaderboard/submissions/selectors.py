@@ -45,7 +45,7 @@ def submission_status(
 
     The status read is the API's most frequent request, so this runs the SQL of
     _status_queries (two queries, no model instances) and applies the ORM's column converters
-    itself (tests/leaderboard/test_submission_status.py compares the API's JSON with the
+    itself (tests/leaderboard/submissions/test_submission_status.py compares the API's JSON with the
     serializer's on PostgreSQL, test_embedded_database.py on SQLite)."""
     submission, runs = _status_queries(tuple(fields), tuple(run_fields))
     with connection.cursor() as cur:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from leaderboard.boards.models import Board
 from leaderboard.boards.services import board_update
-from tests.leaderboard.test_boards import BOARD, nodes, scored
+from tests.leaderboard.boards.test_boards import BOARD, nodes, scored
 
 
 def test_cached_board_read_takes_one_query(clients, local_storage, django_assert_num_queries):

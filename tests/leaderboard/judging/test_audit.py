@@ -10,7 +10,7 @@ from leaderboard.judging import operator
 from leaderboard.runs.models import Result, Run
 from leaderboard.runs.services import runs_resend_unsent, runs_send
 from tests.leaderboard.lbkit import HW, SUITE, finish, make_node, submit
-from tests.leaderboard.test_dispatch import drain
+from tests.leaderboard.runs.test_dispatch import drain
 
 BOARD = f"/api/boards/{SUITE}/vector_add/{HW}/"
 
