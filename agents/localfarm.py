@@ -3,7 +3,8 @@ server's Celery worker with beat, and node agents. Used by the agent's integrati
 bench/dispatch.py and bench/agent_gpu_e2e.py.
 
 This module starts programs and talks HTTP; like the rest of agents/ it never imports Django
-(the server side runs in its own processes, through manage.py).
+(the server side runs in its own processes: the user and the nodes are made by the management
+commands `user_tokens` and `create_node`, which answer with one JSON line).
 """
 
 from __future__ import annotations
@@ -22,20 +23,7 @@ from typing import Any
 import requests
 
 from agents.config import REPO_ROOT
-from farm.up import manage_py
-
-_SETUP = """
-import json
-from django.contrib.auth.models import User
-from leaderboard.accounts.services import api_token_create
-from leaderboard.nodes.services import node_create
-user = User.objects.create_user("bench", password="bench-pw")
-_, key = api_token_create(user=user)
-nodes = {}
-for name in NAMES:
-    _, nodes[name] = node_create(name=name, hardware=HARDWARE)
-print("TOKENS=" + json.dumps({"user": key, "nodes": nodes}))
-"""
+from farm.supervise import manage_json, manage_py
 
 
 def free_port() -> int:
@@ -79,10 +67,9 @@ class LocalFarm:
         """Migrate, load the suites, create a user (API token) and nodes (node tokens)."""
         manage_py("migrate", "--noinput", env=self.env)
         manage_py("sync_suites", env=self.env)
-        script = f"NAMES = {nodes!r}\nHARDWARE = {hardware!r}\n" + _SETUP
-        out = manage_py("shell", env=self.env, stdin=script)
-        line = next(x for x in out.splitlines() if x.startswith("TOKENS="))
-        self.tokens = json.loads(line[len("TOKENS=") :])
+        users = manage_json("user_tokens", "bench", env=self.env)["users"]
+        made = manage_json("create_node", *nodes, "--hardware", *hardware, "--json", env=self.env)
+        self.tokens = {"user": users["bench"], "nodes": made["nodes"]}
 
     def start_server(self) -> None:
         self._start(
