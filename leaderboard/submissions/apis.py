@@ -200,7 +200,8 @@ def submission_status_json(request, submission_id: int) -> dict[str, Any] | None
     frequent request), from plain rows instead of model instances and DRF fields: the same
     fields, a fraction of the CPU. The fields are those of SubmissionOutput and RunSummary, so
     a field added there shows here too;
-    tests/leaderboard/submissions/test_submission_status.py checks that both give the same JSON. None when the submission is missing or not visible."""
+    tests/leaderboard/submissions/test_submission_status.py checks that both give the same JSON.
+    None when the submission is missing or not visible."""
     paths, run_paths = _status_paths()
     found = submission_status(
         user=request.user,
