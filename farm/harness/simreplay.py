@@ -48,13 +48,15 @@ def serve(request: dict[str, Any]) -> dict[str, Any]:
     answer: dict[str, Any] = {"ok": True, "reference": reference}
     if request.get("trace") is None:
         return answer
-    try:
-        from farm.hardware.npu_sim.replay import replay
+    from farm.hardware.npu_sim.replay import UncountedData, replay
 
+    try:
         trace = Trace.from_json(request["trace"])
         result = replay(trace, inputs, seed=int(request["sample_seed"]))
     except KernelRejected as exc:
         return _failure("REJECTED", "NPU_SIM_KERNEL_REJECTED", str(exc))
+    except UncountedData as exc:
+        return _failure("REJECTED", "NPU_SIM_UNCOUNTED_OUTPUT", str(exc))
     except TraceError as exc:
         return _failure(
             "RUNTIME_ERROR", "NPU_SIM_TRACE", f"the recorded call does not replay: {exc}"
@@ -144,18 +146,27 @@ def _check(
     return errors, {"elements": checked, "of": total, "sampled": True, **stats}
 
 
-def main() -> int:
-    request = json.loads(sys.stdin.buffer.read())
+def _serve_one(request: dict[str, Any]) -> dict[str, Any]:
     try:
-        answer = serve(request)
+        return serve(request)
     except Exception:
-        answer = _failure("HARNESS_ERROR", "NPU_SIM_REPLAY", traceback.format_exc()[-3000:])
+        return _failure("HARNESS_ERROR", "NPU_SIM_REPLAY", traceback.format_exc()[-3000:])
+
+
+def main() -> int:
+    """Read one request (or {"batch": [requests]}) from stdin, write the answer(s) to stdout."""
+    request = json.loads(sys.stdin.buffer.read())
+    if "batch" in request:
+        answer: Any = [_serve_one(r) for r in request["batch"]]
+    else:
+        answer = _serve_one(request)
     sys.stdout.write(json.dumps(answer, allow_nan=True))
     return 0
 
 
-def run_replay(request: dict[str, Any]) -> dict[str, Any]:
-    """Run one replay in a fresh process; its JSON answer (a HARNESS_ERROR one on failure)."""
+def run_replay(request: dict[str, Any]) -> Any:
+    """Run one replay (or a {"batch": [...]} of them) in a fresh process; its JSON answer (a
+    HARNESS_ERROR one when the process failed)."""
     limit = float(os.environ.get(REPLAY_SECONDS_ENV, "900"))
     env = {**os.environ, "TRITON_INTERPRET": "1"}
     root = str(Path(__file__).resolve().parent.parent.parent)

@@ -133,9 +133,13 @@ def launch_s(programs: Sequence[ProgramRecord], p: CostParams) -> float:
     active = min(len(programs), p.cores)
     core_bw = min(p.chip_bw / active, p.core_link_bw)
     cores = [(0.0, c) for c in range(active)]
+    seconds: dict[int, float] = {}  # by record identity: sampled launches share records
     for prog in programs:
-        free_at, core = heapq.heappop(cores)
-        heapq.heappush(cores, (free_at + program_s(prog, core_bw, p), core))
+        t = seconds.get(id(prog))
+        if t is None:
+            t = seconds[id(prog)] = program_s(prog, core_bw, p)
+        free_at, core = cores[0]
+        heapq.heapreplace(cores, (free_at + t, core))
     return p.launch_s + max(t for t, _ in cores)
 
 

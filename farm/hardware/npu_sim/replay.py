@@ -154,6 +154,10 @@ TORCH_OPS = frozenset(
 )
 
 
+class UncountedData(TraceError):
+    """The trace uses data that no recorded step produced (work done outside the trace)."""
+
+
 @dataclass
 class ReplayResult:
     """The trusted cost of a trace, and the outputs the replay itself produced."""
@@ -177,10 +181,12 @@ class _State:
 
 
 def _install() -> type[_State]:
-    if _State.builder is None:
-        os.environ["TRITON_INTERPRET"] = "1"
-        import triton  # noqa: F401  (after TRITON_INTERPRET is set)
+    """Install the counting hooks in this (trusted) process, again if something replaced them
+    (tests run the in-worker simulator in the same process)."""
+    os.environ["TRITON_INTERPRET"] = "1"  # before triton is first imported
+    from triton.runtime import interpreter as interp
 
+    if _State.builder is None or interp.interpreter_builder is not _State.builder:
         from farm.hardware.npu_sim.costmodel import CostParams
         from farm.hardware.npu_sim.hooks import install_hooks
         from farm.hardware.npu_sim.spec import NPU_SIM_V1
@@ -207,6 +213,14 @@ class ReplayLedger(Ledger):
         self.launch_writes: list[tuple[tuple[int, int], ...]] = []
         self.sizes: dict[int, int] = {}  # storage pointer -> bytes
         self.known_at: dict[int, list[np.ndarray]] = {}  # byte offsets once marked known
+
+    def seal(self, record: LaunchRecord) -> None:
+        """Append a launch (no hash chain: nothing else runs in this process)."""
+        if len(self.launches) + 1 > self.limits.max_launches:
+            raise self.trip(
+                SimLimitExceeded("max_launches", len(self.launches) + 1, self.limits.max_launches)
+            )
+        self.launches.append(record)
 
     def begin_program(self) -> None:
         super().begin_program()
@@ -292,7 +306,10 @@ class Buffers:
     def tensor(self, ref: TensorRef) -> torch.Tensor:
         storage = self.storages.get(ref.buffer)
         if storage is None:
-            raise TraceError(f"buffer {ref.buffer} is used before any step made it")
+            raise UncountedData(
+                f"buffer {ref.buffer} is used (as an output or an argument) but no recorded "
+                "step made it: its data came from work the trace does not hold"
+            )
         dtype = _dtype(ref.dtype)
         esize = torch.empty((), dtype=dtype).element_size()
         span = (
@@ -397,6 +414,8 @@ def _known_elements(t: torch.Tensor, led: ReplayLedger) -> torch.Tensor | None:
         return None
     if state is False or not t.is_contiguous():
         return torch.zeros(0, dtype=torch.long)
+    if state.all():
+        return None
     esize = t.element_size()
     offs = np.unique(np.concatenate(led.known_at.get(ptr, [np.zeros(0, np.int64)])))
     offs = offs[state[offs]]

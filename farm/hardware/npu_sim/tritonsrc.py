@@ -111,7 +111,6 @@ def _check_function(name: str, fn: ast.FunctionDef, helpers: set[str]) -> None:
     for a in args.args + args.kwonlyargs:
         if a.annotation is not None and not _tl_chain(a.annotation):
             raise _fail(name, a, "parameter annotations must be tl.* names (tl.constexpr)")
-        a.annotation = a.annotation if a.annotation is None or _tl_chain(a.annotation) else None
     local = set(params)
     for node in ast.walk(fn):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
@@ -122,6 +121,11 @@ def _check_function(name: str, fn: ast.FunctionDef, helpers: set[str]) -> None:
 
 
 def _check_node(name: str, node: ast.AST, known: set[str], local: set[str]) -> None:
+    cdiv_bases = {
+        id(n.value)
+        for n in ast.walk(node)
+        if isinstance(n, ast.Attribute) and n.attr == "cdiv" and isinstance(n.value, ast.Name)
+    }
     for child in ast.walk(node):
         if isinstance(child, ast.stmt) and not isinstance(child, _STATEMENTS):
             raise _fail(name, child, f"statement {type(child).__name__} is not allowed")
@@ -129,7 +133,7 @@ def _check_node(name: str, node: ast.AST, known: set[str], local: set[str]) -> N
             raise _fail(name, child, f"expression {type(child).__name__} is not allowed")
         if isinstance(child, ast.Name) and child.id not in known:
             raise _fail(name, child, f"name {child.id!r} is not a parameter, local, tl or helper")
-        if isinstance(child, ast.Name) and child.id == "triton" and child.id not in local:
+        if isinstance(child, ast.Name) and child.id == "triton" and id(child) not in cdiv_bases:
             raise _fail(name, child, "only triton.cdiv is allowed from the triton module")
         if isinstance(child, ast.Attribute):
             _check_attribute(name, child)
