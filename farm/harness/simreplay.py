@@ -68,6 +68,7 @@ def serve(request: dict[str, Any]) -> dict[str, Any]:
         **result.report.to_dict(),
         "sampled": result.sampled,
         "sim_wall_s": round(result.sim_wall_s, 3),
+        "check_wall_s": round(result.value_wall_s, 3),
         "check": check,
     }
     if errors:

@@ -31,7 +31,7 @@ PROBLEM = SUITE.problem("softmax")
 REQUEST = {
     "suite_root": str(PROBLEM.directory.resolve().parent),
     "problem": "softmax",
-    "axes": {"M": 64, "N": 256},
+    "axes": {"M": 24, "N": 256},  # 24 programs: replayed in full
     "dtype": "float32",
     "seed_base": 11,
     "sample_seed": 5,
@@ -162,7 +162,7 @@ def test_honest_kernel_is_timed_and_checked(answers):
     honest = answers["honest"]
     assert honest["ok"], honest
     check = honest["candidate"]["check"]
-    assert check["elements"] == check["of"] == 64 * 256 and not check["sampled"]
+    assert check["elements"] == check["of"] == 24 * 256 and not check["sampled"]
     assert honest["candidate"]["time_ms"] > 0 and honest["reference"]["time_ms"] > 0
 
 

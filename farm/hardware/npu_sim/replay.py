@@ -48,7 +48,7 @@ from farm.hardware.npu_sim.trace import (
     TraceError,
 )
 
-FULL_PROGRAMS = 128  # launches with at most this many programs always run in full
+FULL_PROGRAMS = 32  # launches with at most this many programs always run in full
 SAMPLE_MIDDLE = 4  # sampled programs of the all-middle class
 SAMPLE_EDGE = 2  # sampled programs of each class on an edge
 MAX_GRID = 1 << 26  # programs per launch (sampled launches are not run program by program)
@@ -169,6 +169,7 @@ class ReplayResult:
     inputs_written: list[int]  # inputs that counted work stored into
     outputs_short: list[int]  # outputs that counted work did not write in full
     sim_wall_s: float  # wall seconds spent running and counting the trace
+    value_wall_s: float = 0.0  # wall seconds spent re-running programs for the output check
 
 
 class _State:
@@ -213,6 +214,17 @@ class ReplayLedger(Ledger):
         self.launch_writes: list[tuple[tuple[int, int], ...]] = []
         self.sizes: dict[int, int] = {}  # storage pointer -> bytes
         self.known_at: dict[int, list[np.ndarray]] = {}  # byte offsets once marked known
+        self.program_wall: dict[tuple, float] = {}  # est. wall of a loop-sampled program in full
+        self.value_budget = VALUE_BUDGET_S
+        self.value_spent = 0.0
+
+    def scratch(self) -> ReplayLedger:
+        """A ledger for a run whose counts are discarded but whose known stores count."""
+        other = ReplayLedger(self.limits, self.buffer_bytes)
+        other.known, other.known_at, other.sizes = self.known, self.known_at, self.sizes
+        other.amap = self.amap
+        other.program = type(self.program)(self.program.buffer) if self.program else None
+        return other
 
     def seal(self, record: LaunchRecord) -> None:
         """Append a launch (no hash chain: nothing else runs in this process)."""
@@ -276,6 +288,78 @@ class ReplayLedger(Ledger):
             state[offs + b] = value
         if value:
             self.known_at.setdefault(ptr, []).append(offs)
+
+
+# -- loops ----------------------------------------------------------------------------------
+
+LOOP_FULL = 8  # loops of at most this many iterations always run every iteration
+VALUE_BUDGET_S = 4.0  # wall seconds a replay may spend re-running programs for values
+
+
+class _Loops:
+    """Loop sampling state: on while the sampled programs of a launch are counted."""
+
+    sampling = False
+    executed = 0  # iterations run in the program now running
+    skipped = 0  # iterations counted from others
+
+
+def loop_iterations(r: range) -> Iterator[int]:
+    """The iterations of a kernel's `for` loop that run (tritonsrc routes loops here).
+
+    While sampling, a loop of more than LOOP_FULL iterations runs its first three and its
+    last; when the second and third moved the same bytes and did the same work, the skipped
+    ones are counted as copies of the third and the program's values are no longer exact
+    (its stores are not known data); otherwise every iteration runs.
+    """
+    led = _State.ledger
+    prog = getattr(led, "program", None)
+    if not _Loops.sampling or prog is None or len(r) <= LOOP_FULL:
+        _Loops.executed += len(r)
+        yield from r
+        return
+    yield r[0]
+    s1 = _snap(led)
+    yield r[1]
+    s2 = _snap(led)
+    yield r[2]
+    s3 = _snap(led)
+    _Loops.executed += 4
+    d1, d2 = _delta(led, s1, s2), _delta(led, s2, s3)
+    if d1 != d2:
+        _Loops.executed += len(r) - 4
+        yield from r[3:]
+        return
+    n = len(r) - 4
+    _Loops.skipped += n
+    _add(led, d2, n)
+    led.tainted = True
+    yield r[-1]
+
+
+def _snap(led: Any) -> tuple:
+    prog = led.program
+    return prog.read, prog.write, len(prog.work), dict(led.prog_writes)
+
+
+def _delta(led: Any, a: tuple, b: tuple) -> tuple:
+    from farm.hardware.npu_sim.costmodel import merge_work
+
+    writes = {k: v - a[3].get(k, 0) for k, v in b[3].items() if v != a[3].get(k, 0)}
+    work = merge_work(led.program.work[a[2] : b[2]])
+    return b[0] - a[0], b[1] - a[1], work, tuple(sorted(writes.items()))
+
+
+def _add(led: Any, d: tuple, n: int) -> None:
+    read, write, work, writes = d
+    prog = led.program
+    prog.read += n * read
+    prog.write += n * write
+    prog.work.extend((u, dt, n * f) for u, dt, f in work)
+    for ptr, nbytes in writes:
+        led.prog_writes[ptr] = led.prog_writes.get(ptr, 0) + n * nbytes
+    led.touch(led.written, [(ptr, n * nbytes) for ptr, nbytes in writes])
+    led.add_bytes(n * (read + write))
 
 
 # -- buffers --------------------------------------------------------------------------------
@@ -379,8 +463,8 @@ def replay(
         for i, t in enumerate(outputs)
         if led.written.get(t.untyped_storage().data_ptr(), 0) < t.numel() * t.element_size()
     ]
-    wall = time.perf_counter() - started
-    return ReplayResult(report, outputs, known, sampled, written, short, wall)
+    wall = time.perf_counter() - started - led.value_spent
+    return ReplayResult(report, outputs, known, sampled, written, short, wall, led.value_spent)
 
 
 def _bind_inputs(trace: Trace, inputs: Sequence[torch.Tensor], bufs: Buffers) -> None:
@@ -562,12 +646,17 @@ def _launch(
             _run_all(grid, run_program)
             led.end_launch(jit.__name__, grid)
             return False
-        table = _sampled(chosen, run_program, led)
+        _Loops.sampling = True
+        try:
+            table = _sampled(chosen, run_program, led)
+        finally:
+            _Loops.sampling = False
         if table is None:  # not uniform: full simulation
             led.programs, led.launch_writes = [], []
             _run_all(grid, run_program)
             led.end_launch(jit.__name__, grid)
             return False
+        _values(chosen, run_program, led)
     records = _expand(grid, table)
     led.seal(LaunchRecord(name=jit.__name__, kind="triton", grid=grid, programs=tuple(records)))
     led.programs, led.program, led.amap = [], None, None
@@ -599,6 +688,23 @@ def _sampled(
     led.written = written
     led.touch(led.written, sorted(stored.items()))
     return table
+
+
+def _values(chosen: dict[tuple, tuple[int, list[tuple]]], run_program: Any, led: Any) -> None:
+    """Re-run, with every loop iteration, the first sampled program of each class whose
+    counting run skipped iterations, so its stores are known data for the output check; only
+    while the estimated wall time fits VALUE_BUDGET_S (counts of these runs are discarded, so
+    the simulated time never depends on this)."""
+    for _, (_, picks) in chosen.items():
+        pid = picks[0]
+        cost = led.program_wall.get(pid)
+        if cost is None or cost > led.value_budget:
+            continue
+        started = time.perf_counter()
+        run_program(pid, counted=False)
+        spent = time.perf_counter() - started
+        led.value_budget -= spent
+        led.value_spent += spent
 
 
 def _run_all(grid: tuple[int, int, int], run_program: Any) -> None:
@@ -652,8 +758,12 @@ def _interpreted(
     led.begin_launch(AddressMap(_tensors(list(kwargs.values()))))
     led.launch_writes = []
 
-    def run_program(pid: tuple[int, int, int]) -> None:
-        led.begin_program()
+    def run_program(pid: tuple[int, int, int], counted: bool = True) -> None:
+        target = led if counted else led.scratch()
+        _State.ledger = target
+        _Loops.executed = _Loops.skipped = 0
+        started = time.perf_counter()
+        target.begin_program()
         builder.set_grid_idx(*pid)
         try:
             fn(**call)
@@ -661,7 +771,12 @@ def _interpreted(
             raise
         except Exception as exc:
             raise TraceError(f"kernel {jit.__name__} failed in program {pid}: {exc!r}") from None
-        led.end_program()
+        finally:
+            _State.ledger = led
+        target.end_program()
+        if counted and _Loops.skipped:  # what running it in full would take, for _values
+            whole = (_Loops.executed + _Loops.skipped) / max(_Loops.executed, 1)
+            led.program_wall.setdefault(pid, (time.perf_counter() - started) * whole)
 
     try:
         yield run_program

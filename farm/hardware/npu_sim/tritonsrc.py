@@ -177,7 +177,7 @@ def compile_kernel(kernel: Kernel) -> Any:
     check_source(kernel)
     parts = [_MODULE_HEAD]
     for name, source in [*kernel.helpers, (kernel.name, kernel.source)]:
-        fn = function_of(name, source)
+        fn = _LoopsToHook().visit(function_of(name, source))
         parts.append("@triton.jit\n" + ast.unparse(fn) + "\n\n\n")
     text = "".join(parts)
     digest = hashlib.sha256(text.encode()).hexdigest()[:24]
@@ -187,9 +187,34 @@ def compile_kernel(kernel: Kernel) -> Any:
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     module.__dict__["__builtins__"] = _builtins()
+    module.__dict__[LOOP_HOOK] = loop_range
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return getattr(module, kernel.name)
+
+
+LOOP_HOOK = "npu_sim_range"  # not a name a checked source can use (check_source refuses it)
+
+
+class _LoopsToHook(ast.NodeTransformer):
+    """`for i in range(...)` / `tl.range(...)` -> `for i in npu_sim_range(...)`, so the
+    replay can count long uniform loops from a few iterations (replay.loop_range)."""
+
+    def visit_For(self, node: ast.For) -> ast.AST:
+        self.generic_visit(node)
+        it = node.iter
+        if isinstance(it, ast.Call) and not it.keywords and (
+            (isinstance(it.func, ast.Name) and it.func.id == "range")
+            or (_tl_chain(it.func) and isinstance(it.func, ast.Attribute) and it.func.attr == "range")
+        ):
+            node.iter = ast.Call(ast.Name(LOOP_HOOK, ast.Load()), it.args, [])
+        return node
+
+
+def loop_range(*args: Any) -> Any:
+    from farm.hardware.npu_sim.replay import loop_iterations
+
+    return loop_iterations(range(*args))
 
 
 def _builtins() -> dict[str, Any]:
