@@ -44,7 +44,7 @@ def serve(request: dict[str, Any]) -> dict[str, Any]:
     module = runtime.load_file_module(problem.reference_path, "farm_replay_reference")
     make = runtime.input_maker(module, request, torch.device("cpu"))
     inputs = make(0)
-    expected, reference = _reference(module, inputs)
+    expected, reference = reference_cost(module, inputs)
     answer: dict[str, Any] = {"ok": True, "reference": reference}
     if request.get("trace") is None:
         return answer
@@ -85,8 +85,9 @@ def _failure(status: str, code: str, detail: str) -> dict[str, Any]:
     return {"ok": False, "status": status, "code": code, "detail": detail}
 
 
-def _reference(module: Any, inputs: list[torch.Tensor]) -> tuple[list[torch.Tensor], dict]:
-    """The reference's outputs and its simulated cost (the eager baseline), counted here."""
+def reference_cost(module: Any, inputs: list[torch.Tensor]) -> tuple[list[torch.Tensor], dict]:
+    """The reference's outputs and its simulated cost (the eager baseline), counted here.
+    With meta-device inputs only the cost is computed (FLOPs and bytes depend on shapes)."""
     from farm.hardware.npu_sim.ledger import Ledger
     from farm.hardware.npu_sim.limits import SimLimits
     from farm.hardware.npu_sim.replay import MAX_GRID, _install

@@ -3,6 +3,8 @@ counts on uniform launches (and falls back to full simulation on others)."""
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import torch
 import triton
@@ -78,9 +80,9 @@ CASES = {
 }
 
 
-@pytest.fixture(scope="module")
-def replays():
-    """Replays run in this process here (the farm runs them in a fresh one): the in-worker
+@contextlib.contextmanager
+def _saved_hooks():
+    """Replays run in this process in tests (the farm runs them in a fresh one): the in-worker
     simulator's hooks, which the other tests use, are put back afterwards."""
     from triton.runtime import interpreter as interp
 
@@ -96,10 +98,16 @@ def replays():
     ]
     saved = [(owner, name, vars(owner)[name]) for owner, name in hooked]
     try:
-        yield _replays()
+        yield
     finally:
         for owner, name, value in saved:
             setattr(owner, name, value)
+
+
+@pytest.fixture(scope="module")
+def replays():
+    with _saved_hooks():
+        yield _replays()
 
 
 def _replays():

@@ -17,6 +17,9 @@ from farm.hardware.npu_sim.spec import NPU_SIM_V1, NpuSimSpec
 
 # Cost-model constants (part of model version 1; changing one changes every simulated time).
 MODEL_VERSION = "npu-sim-v1/cost-1"
+# Two simulated times closer than this fraction are within the model's resolution: the model
+# leaves out caches between programs, bank conflicts and DMA granularity (docs/npu-sim.md).
+RESOLUTION = 0.10
 # One core's path to HBM can take at most this many times its fair share (chip / cores).
 CORE_LINK_FACTOR = 4.0
 # float64 has no vector or matrix unit: it is emulated at 1/8 of the float32 vector rate.

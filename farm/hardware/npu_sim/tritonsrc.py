@@ -203,9 +203,17 @@ class _LoopsToHook(ast.NodeTransformer):
     def visit_For(self, node: ast.For) -> ast.AST:
         self.generic_visit(node)
         it = node.iter
-        if isinstance(it, ast.Call) and not it.keywords and (
-            (isinstance(it.func, ast.Name) and it.func.id == "range")
-            or (_tl_chain(it.func) and isinstance(it.func, ast.Attribute) and it.func.attr == "range")
+        if (
+            isinstance(it, ast.Call)
+            and not it.keywords
+            and (
+                (isinstance(it.func, ast.Name) and it.func.id == "range")
+                or (
+                    _tl_chain(it.func)
+                    and isinstance(it.func, ast.Attribute)
+                    and it.func.attr == "range"
+                )
+            )
         ):
             node.iter = ast.Call(ast.Name(LOOP_HOOK, ast.Load()), it.args, [])
         return node
