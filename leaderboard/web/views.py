@@ -124,7 +124,24 @@ def _run_view(run: Run, result: Result | None, owner: bool, source_shown: bool) 
         "reasons": _reasons([*doc.get("reasons", []), *(result.server_reasons if result else [])]),
         "findings": (doc.get("guard") or {}).get("findings", []),
         "logs": [a.name for a in artifacts_stored(run=run)] if owner else [],
+        "profiles": _launch_profiles(doc, source_shown),
     }
+
+
+def _launch_profiles(doc: dict[str, Any], names_shown: bool) -> list[dict[str, Any]]:
+    """npu-sim's per-launch profile of each workload (kernel names only with the source)."""
+    out = []
+    for w in doc.get("workloads", []):
+        sim = w.get("simulation") or {}
+        launches = sim.get("per_launch") or []
+        if not launches:
+            continue
+        rows = [
+            {**lr, "name": lr.get("name") if names_shown else f"launch {i + 1}"}
+            for i, lr in enumerate(launches[:50])
+        ]
+        out.append({"workload": w.get("id"), "model": sim.get("model"), "launches": rows})
+    return out
 
 
 def _reasons(reasons: list[dict[str, Any]]) -> list[dict[str, Any]]:
