@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from farm.hardware.npu_sim import replay as rp
+from farm.hardware.npu_sim import sampling as sp
 from farm.hardware.npu_sim.costmodel import RESOLUTION
 from farm.hardware.npu_sim.record import record_call
 from farm.harness import correctness, runtime
@@ -61,7 +62,7 @@ def _time_ms(path: Path, inputs) -> float:
 
 @pytest.fixture(scope="module")
 def times(monkeypatch_module):
-    monkeypatch_module.setattr(rp, "VALUE_BUDGET_S", 0.0)  # counting only
+    monkeypatch_module.setattr(sp, "VALUE_ITERATIONS", 0)  # counting only
     out = {}
     for name, (workload_id, _) in EXPECTED.items():
         problem = SUITE.problem(name)
@@ -92,7 +93,7 @@ def test_kernels_rank_as_an_engineer_expects(times, name):
 @pytest.mark.parametrize("name", list(EXPECTED))
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_ranked_kernels_are_correct(monkeypatch, name, variant):
-    monkeypatch.setattr(rp, "FULL_PROGRAMS", 1 << 20)
+    monkeypatch.setattr(sp, "FULL_PROGRAMS", 1 << 20)
     problem = SUITE.problem(name)
     workload = next(w for w in problem.workloads if w.small)
     module, inputs = _inputs(problem, workload, zeros=False)

@@ -11,6 +11,7 @@ import triton
 import triton.language as tl
 
 from farm.hardware.npu_sim import replay as rp
+from farm.hardware.npu_sim import sampling as sp
 from farm.hardware.npu_sim.record import record_call
 from farm.hardware.npu_sim.trace import Kernel
 from farm.hardware.npu_sim.tritonsrc import KernelRejected, check_source
@@ -116,14 +117,14 @@ def _replays():
     for name, (fn, shapes) in CASES.items():
         xs = [torch.randn(*s, generator=g) for s in shapes]
         trace, _ = record_call(lambda a, fn=fn: [fn(*a)], xs)
-        saved = rp.FULL_PROGRAMS
+        saved = sp.FULL_PROGRAMS
         try:
-            rp.FULL_PROGRAMS = 0
+            sp.FULL_PROGRAMS = 0
             sampled = rp.replay(trace, xs, seed=7)
-            rp.FULL_PROGRAMS = 1 << 30
+            sp.FULL_PROGRAMS = 1 << 30
             full = rp.replay(trace, xs, seed=7)
         finally:
-            rp.FULL_PROGRAMS = saved
+            sp.FULL_PROGRAMS = saved
         out[name] = (sampled, full)
     return out
 

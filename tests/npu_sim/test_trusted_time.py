@@ -34,7 +34,6 @@ REQUEST = {
     "axes": {"M": 24, "N": 256},  # 24 programs: replayed in full
     "dtype": "float32",
     "seed_base": 11,
-    "sample_seed": 5,
 }
 
 

@@ -4,15 +4,7 @@
 of the trace (from an allowlist) under the counting dispatch mode, and runs each Triton launch
 with kernels compiled from the recorded source (tritonsrc) under the counting interpreter.
 
-Sampling (a launch of more than FULL_PROGRAMS program instances): the grid's programs fall in
-classes by their position on each axis (first, middle, last; at most 27 classes). From each
-class a trusted-seed sample runs exactly: all members when the class has at most its sample
-size, else SAMPLE_MIDDLE (the class of programs in the middle on every axis) or SAMPLE_EDGE
-(classes that touch an edge, where masks differ). When every sampled program of a class left
-the same record (bytes after on-chip reuse, FLOPs by unit and dtype, bytes stored per buffer),
-the class is counted as its size times that record; otherwise the whole launch runs (full
-simulation). Sampled programs run alone, so a program that depends on another one's stores
-(work handed between programs) computes wrong values and fails the output check.
+Large launches are counted from a sample of their programs (farm.hardware.npu_sim.sampling).
 
 Outputs: an element is *known* when counted work that read only known data wrote it (inputs
 are known; zero-filled allocations and data from an unsampled program are not). The caller
@@ -34,7 +26,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from farm.hardware.npu_sim.costmodel import CostParams, LaunchRecord, ProgramRecord
+from farm.hardware.npu_sim import sampling
+from farm.hardware.npu_sim.costmodel import CostParams, LaunchRecord
 from farm.hardware.npu_sim.ledger import Ledger
 from farm.hardware.npu_sim.limits import SimLimitExceeded, SimLimits
 from farm.hardware.npu_sim.report import SimReport, build_report
@@ -48,11 +41,7 @@ from farm.hardware.npu_sim.trace import (
     TraceError,
 )
 
-FULL_PROGRAMS = 32  # launches with at most this many programs always run in full
-SAMPLE_MIDDLE = 4  # sampled programs of the all-middle class
-SAMPLE_EDGE = 2  # sampled programs of each class on an edge
 MAX_GRID = 1 << 26  # programs per launch (sampled launches are not run program by program)
-SAMPLING_RULE = f"classes first/middle/last per axis; {SAMPLE_MIDDLE} middle, {SAMPLE_EDGE} edge"
 
 # PyTorch ops a trace may hold (overload packets of aten); others are refused.
 TORCH_OPS = frozenset(
@@ -196,6 +185,7 @@ def _install() -> type[_State]:
         _State.params = CostParams.from_spec(NPU_SIM_V1)
         installed = install_hooks(lambda: _State.ledger, lambda: None)
         _State.builder = installed[next(k for k in installed if k[1] == "builder")]
+        sampling.Loops.ledger_of = staticmethod(lambda: _State.ledger)
         _State.mode_cls = make_mode_class(lambda: _State.ledger, _State.params)
         with _State.mode_cls():
             torch.zeros(1).add_(1)
@@ -214,8 +204,8 @@ class ReplayLedger(Ledger):
         self.launch_writes: list[tuple[tuple[int, int], ...]] = []
         self.sizes: dict[int, int] = {}  # storage pointer -> bytes
         self.known_at: dict[int, list[np.ndarray]] = {}  # byte offsets once marked known
-        self.program_wall: dict[tuple, float] = {}  # est. wall of a loop-sampled program in full
-        self.value_budget = VALUE_BUDGET_S
+        self.program_iters: dict[tuple, int] = {}  # loop iterations of a loop-sampled program
+        self.value_budget = sampling.VALUE_ITERATIONS
         self.value_spent = 0.0
 
     def scratch(self) -> ReplayLedger:
@@ -288,78 +278,6 @@ class ReplayLedger(Ledger):
             state[offs + b] = value
         if value:
             self.known_at.setdefault(ptr, []).append(offs)
-
-
-# -- loops ----------------------------------------------------------------------------------
-
-LOOP_FULL = 8  # loops of at most this many iterations always run every iteration
-VALUE_BUDGET_S = 4.0  # wall seconds a replay may spend re-running programs for values
-
-
-class _Loops:
-    """Loop sampling state: on while the sampled programs of a launch are counted."""
-
-    sampling = False
-    executed = 0  # iterations run in the program now running
-    skipped = 0  # iterations counted from others
-
-
-def loop_iterations(r: range) -> Iterator[int]:
-    """The iterations of a kernel's `for` loop that run (tritonsrc routes loops here).
-
-    While sampling, a loop of more than LOOP_FULL iterations runs its first three and its
-    last; when the second and third moved the same bytes and did the same work, the skipped
-    ones are counted as copies of the third and the program's values are no longer exact
-    (its stores are not known data); otherwise every iteration runs.
-    """
-    led = _State.ledger
-    prog = getattr(led, "program", None)
-    if not _Loops.sampling or prog is None or len(r) <= LOOP_FULL:
-        _Loops.executed += len(r)
-        yield from r
-        return
-    yield r[0]
-    s1 = _snap(led)
-    yield r[1]
-    s2 = _snap(led)
-    yield r[2]
-    s3 = _snap(led)
-    _Loops.executed += 4
-    d1, d2 = _delta(led, s1, s2), _delta(led, s2, s3)
-    if d1 != d2:
-        _Loops.executed += len(r) - 4
-        yield from r[3:]
-        return
-    n = len(r) - 4
-    _Loops.skipped += n
-    _add(led, d2, n)
-    led.tainted = True
-    yield r[-1]
-
-
-def _snap(led: Any) -> tuple:
-    prog = led.program
-    return prog.read, prog.write, len(prog.work), dict(led.prog_writes)
-
-
-def _delta(led: Any, a: tuple, b: tuple) -> tuple:
-    from farm.hardware.npu_sim.costmodel import merge_work
-
-    writes = {k: v - a[3].get(k, 0) for k, v in b[3].items() if v != a[3].get(k, 0)}
-    work = merge_work(led.program.work[a[2] : b[2]])
-    return b[0] - a[0], b[1] - a[1], work, tuple(sorted(writes.items()))
-
-
-def _add(led: Any, d: tuple, n: int) -> None:
-    read, write, work, writes = d
-    prog = led.program
-    prog.read += n * read
-    prog.write += n * write
-    prog.work.extend((u, dt, n * f) for u, dt, f in work)
-    for ptr, nbytes in writes:
-        led.prog_writes[ptr] = led.prog_writes.get(ptr, 0) + n * nbytes
-    led.touch(led.written, [(ptr, n * nbytes) for ptr, nbytes in writes])
-    led.add_bytes(n * (read + write))
 
 
 # -- buffers --------------------------------------------------------------------------------
@@ -572,62 +490,6 @@ def _leaves(v: Any) -> list[Any]:
 # -- Triton launches ------------------------------------------------------------------------
 
 
-def _classes(extent: int) -> list[tuple[int, range]]:
-    """(class, members) along one axis: first, middle, last."""
-    if extent == 1:
-        return [(0, range(0, 1))]
-    if extent == 2:
-        return [(0, range(0, 1)), (2, range(1, 2))]
-    return [(0, range(0, 1)), (1, range(1, extent - 1)), (2, range(extent - 1, extent))]
-
-
-def plan(grid: tuple[int, int, int], rng: random.Random) -> dict[tuple, tuple[int, list[tuple]]]:
-    """(class size, sampled programs in grid order) of each class of `grid`."""
-    out: dict[tuple, tuple[int, list[tuple]]] = {}
-    axes = [_classes(g) for g in grid]
-    bulk = tuple(1 if g > 2 else 0 for g in grid)
-    for cx, mx in axes[0]:
-        for cy, my in axes[1]:
-            for cz, mz in axes[2]:
-                key = (cx, cy, cz)
-                size = len(mx) * len(my) * len(mz)
-                k = SAMPLE_MIDDLE if key == bulk else SAMPLE_EDGE
-                if size <= k:
-                    picks = [(x, y, z) for x in mx for y in my for z in mz]
-                else:
-                    flat = sorted(rng.sample(range(size), k))
-                    picks = [
-                        (mx[i // (len(my) * len(mz))], my[i // len(mz) % len(my)], mz[i % len(mz)])
-                        for i in flat
-                    ]
-                out[key] = (size, picks)
-    return out
-
-
-def _class_of(i: int, extent: int) -> int:
-    if i == 0:
-        return 0
-    return 2 if i == extent - 1 else 1
-
-
-def _expand(grid: tuple[int, int, int], table: dict[tuple, ProgramRecord]) -> list[ProgramRecord]:
-    """Every program's record in grid order, from one record per class."""
-    gx, gy, gz = grid
-
-    def run(extent: int, item: Any) -> list:
-        if extent <= 2:
-            return [x for i in range(extent) for x in item(_class_of(i, extent))]
-        return item(0) + item(1) * (extent - 2) + item(2)
-
-    def zs(cx: int, cy: int) -> list:
-        return run(gz, lambda cz: [table[(cx, cy, cz)]])
-
-    def ys(cx: int) -> list:
-        return run(gy, lambda cy: zs(cx, cy))
-
-    return run(gx, ys)
-
-
 def _launch(
     step: Launch, kernels: dict[str, Any], bufs: Buffers, led: ReplayLedger, rng: random.Random
 ) -> bool:
@@ -640,71 +502,33 @@ def _launch(
     if min(grid) < 1 or programs > MAX_GRID:
         raise TraceError(f"grid {grid} is empty or has more than {MAX_GRID} programs")
     kwargs = {name: _launch_arg(v, bufs) for name, v in step.args}
-    chosen = plan(grid, rng) if programs > FULL_PROGRAMS else None
+    chosen = sampling.plan(grid, rng) if programs > sampling.FULL_PROGRAMS else None
     with _interpreted(jit, kwargs, grid, led) as run_program:
         if chosen is None:
             _run_all(grid, run_program)
             led.end_launch(jit.__name__, grid)
             return False
-        _Loops.sampling = True
+        sampling.Loops.on = True
         try:
-            table = _sampled(chosen, run_program, led)
+            table = sampling.sampled_records(chosen, run_program, led)
         finally:
-            _Loops.sampling = False
+            sampling.Loops.on = False
         if table is None:  # not uniform: full simulation
             led.programs, led.launch_writes = [], []
             _run_all(grid, run_program)
             led.end_launch(jit.__name__, grid)
             return False
-        _values(chosen, run_program, led)
-    records = _expand(grid, table)
+        if not sampling.values_agree(
+            chosen, table, run_program, led
+        ):  # a loop was not uniform after all
+            led.programs, led.launch_writes = [], []
+            _run_all(grid, run_program)
+            led.end_launch(jit.__name__, grid)
+            return False
+    records = sampling.expand(grid, table)
     led.seal(LaunchRecord(name=jit.__name__, kind="triton", grid=grid, programs=tuple(records)))
     led.programs, led.program, led.amap = [], None, None
     return True
-
-
-def _sampled(
-    chosen: dict[tuple, tuple[int, list[tuple]]], run_program: Any, led: ReplayLedger
-) -> dict[tuple, ProgramRecord] | None:
-    """Run every sampled program; one record per class, or None when a class is not uniform.
-    The bytes stored per buffer are extrapolated to the whole class (ledger.written)."""
-    table: dict[tuple, ProgramRecord] = {}
-    written = dict(led.written)
-    stored: dict[int, int] = {}
-    for key, (size, picks) in chosen.items():
-        seen: set[tuple] = set()
-        for pid in picks:
-            led.launch_writes = []
-            before = len(led.programs)
-            run_program(pid)
-            seen.add((led.programs[before], led.launch_writes[0]))
-        if len(seen) != 1:
-            led.written = written
-            return None
-        record, writes = next(iter(seen))
-        table[key] = record
-        for ptr, nbytes in writes:
-            stored[ptr] = stored.get(ptr, 0) + size * nbytes
-    led.written = written
-    led.touch(led.written, sorted(stored.items()))
-    return table
-
-
-def _values(chosen: dict[tuple, tuple[int, list[tuple]]], run_program: Any, led: Any) -> None:
-    """Re-run, with every loop iteration, the first sampled program of each class whose
-    counting run skipped iterations, so its stores are known data for the output check; only
-    while the estimated wall time fits VALUE_BUDGET_S (counts of these runs are discarded, so
-    the simulated time never depends on this)."""
-    for _, (_, picks) in chosen.items():
-        pid = picks[0]
-        cost = led.program_wall.get(pid)
-        if cost is None or cost > led.value_budget:
-            continue
-        started = time.perf_counter()
-        run_program(pid, counted=False)
-        spent = time.perf_counter() - started
-        led.value_budget -= spent
-        led.value_spent += spent
 
 
 def _run_all(grid: tuple[int, int, int], run_program: Any) -> None:
@@ -758,11 +582,10 @@ def _interpreted(
     led.begin_launch(AddressMap(_tensors(list(kwargs.values()))))
     led.launch_writes = []
 
-    def run_program(pid: tuple[int, int, int], counted: bool = True) -> None:
+    def run_program(pid: tuple[int, int, int], counted: bool = True) -> ReplayLedger:
         target = led if counted else led.scratch()
         _State.ledger = target
-        _Loops.executed = _Loops.skipped = 0
-        started = time.perf_counter()
+        sampling.Loops.executed = sampling.Loops.skipped = 0
         target.begin_program()
         builder.set_grid_idx(*pid)
         try:
@@ -774,9 +597,9 @@ def _interpreted(
         finally:
             _State.ledger = led
         target.end_program()
-        if counted and _Loops.skipped:  # what running it in full would take, for _values
-            whole = (_Loops.executed + _Loops.skipped) / max(_Loops.executed, 1)
-            led.program_wall.setdefault(pid, (time.perf_counter() - started) * whole)
+        if counted and sampling.Loops.skipped:  # iterations in full, for values_agree
+            led.program_iters.setdefault(pid, sampling.Loops.executed + sampling.Loops.skipped)
+        return target
 
     try:
         yield run_program

@@ -220,7 +220,7 @@ class _LoopsToHook(ast.NodeTransformer):
 
 
 def loop_range(*args: Any) -> Any:
-    from farm.hardware.npu_sim.replay import loop_iterations
+    from farm.hardware.npu_sim.sampling import loop_iterations
 
     return loop_iterations(range(*args))
 
