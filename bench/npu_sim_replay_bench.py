@@ -116,7 +116,7 @@ def real(problems: list[str] | None) -> None:
                 code = f"{path.parent.name}/{path.stem.split('__')[1]}"
                 try:
                     result, wall = _replay(path, inputs)
-                except Exception as exc:  # noqa: BLE001  (a bench row says what failed)
+                except Exception as exc:
                     print(f"| {name} | {w.id} | {code} | failed: {type(exc).__name__} | | |")
                     continue
                 worst = max(worst, wall)
