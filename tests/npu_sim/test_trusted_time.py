@@ -12,8 +12,10 @@ from __future__ import annotations
 import copy
 import gc
 import inspect
+import runpy
 import sys
 import types
+from pathlib import Path
 
 import pytest
 import torch
@@ -94,9 +96,19 @@ def _cheaper_unchecked_numpy(x):
     return torch.from_numpy(torch.softmax(x, -1).numpy().copy())
 
 
+HACKS = Path(__file__).resolve().parents[1] / "hacks"
+
+
+def _hack_file(name: str):
+    """The kernel of a file of tests/hacks/, imported inside the recorded call."""
+    return lambda x: runpy.run_path(str(HACKS / f"{name}.py"))["kernel"](x)
+
+
 ATTACKS = {
     "zero_costs_through_closures": _zero_costs_through_closures,
     "swap_report_module": _swap_report_module,
+    "npu_sim_zero_launch_costs": _hack_file("npu_sim_zero_launch_costs"),
+    "npu_sim_swap_report_module": _hack_file("npu_sim_swap_report_module"),
     "erase_launches_through_frames": _erase_launches_through_frames,
     "erase_launches_through_gc": _erase_launches_through_gc,
 }
@@ -165,7 +177,15 @@ def test_honest_kernel_is_timed_and_checked(answers):
     assert honest["candidate"]["time_ms"] > 0 and honest["reference"]["time_ms"] > 0
 
 
-@pytest.mark.parametrize("attack", ["zero_costs_through_closures", "swap_report_module"], ids=str)
+@pytest.mark.parametrize(
+    "attack",
+    [
+        "zero_costs_through_closures",
+        "swap_report_module",
+        "npu_sim_zero_launch_costs",
+        "npu_sim_swap_report_module",
+    ],
+)
 def test_tampering_with_the_workers_simulator_changes_nothing(answers, attack):
     """The cost is counted in another process: the same time to the last bit."""
     assert answers[attack]["ok"], answers[attack]
