@@ -41,10 +41,10 @@ from farm.suite.loader import load_suite  # noqa: E402
 
 SOLUTIONS = ROOT / "tests" / "solutions"
 SAMPLING_SHAPES = {
-    "softmax": {"M": 512, "N": 2048},
-    "rmsnorm": {"M": 512, "N": 2048},
-    "matmul": {"M": 256, "N": 256, "K": 768},
-    "attention": {"B": 1, "H": 2, "SQ": 256, "SK": 200, "D": 64},
+    "softmax": {"M": 96, "N": 1000},
+    "rmsnorm": {"M": 96, "N": 1000},
+    "matmul": {"M": 160, "N": 224, "K": 640},
+    "attention": {"B": 1, "H": 2, "SQ": 160, "SK": 100, "D": 64},
 }
 
 

@@ -100,14 +100,13 @@ def reference_cost(module: Any, inputs: list[torch.Tensor]) -> tuple[list[torch.
     """The reference's outputs and its simulated cost (the eager baseline), counted here.
     With meta-device inputs only the cost is computed (FLOPs and bytes depend on shapes)."""
     from farm.hardware.npu_sim.ledger import Ledger
-    from farm.hardware.npu_sim.limits import SimLimits
-    from farm.hardware.npu_sim.replay import MAX_GRID, _install
+    from farm.hardware.npu_sim.replay import _install, replay_limits
     from farm.hardware.npu_sim.report import build_report
     from farm.harness import runtime
 
     state = _install()
     assert state.params is not None
-    led = Ledger(SimLimits(max_programs=MAX_GRID, max_bytes=1 << 62), 0)
+    led = Ledger(replay_limits(), 0)
     state.ledger = led
     try:
         with state.mode_cls():

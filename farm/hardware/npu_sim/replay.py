@@ -14,6 +14,7 @@ checks the known elements of the outputs against the reference.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import math
 import os
@@ -141,6 +142,12 @@ TORCH_OPS = frozenset(
         "arange",
     ]
 )
+
+
+def replay_limits() -> SimLimits:
+    """The environment's limits (FARM_NPU_SIM_MAX_WALL_S, ..._MAX_LAUNCHES); programs and bytes
+    are not capped here (sampled launches do not run program by program)."""
+    return dataclasses.replace(SimLimits.from_env(), max_programs=MAX_GRID, max_bytes=1 << 62)
 
 
 class UncountedData(TraceError):
@@ -353,7 +360,7 @@ def replay(
     """
     state = _install()
     assert state.params is not None
-    limits = limits or SimLimits(max_programs=MAX_GRID, max_bytes=1 << 62)
+    limits = limits or replay_limits()
     led = ReplayLedger(limits, state.params.core_buffer_bytes)
     bufs = Buffers(trace, led)
     _bind_inputs(trace, inputs, bufs)
