@@ -59,7 +59,7 @@ def _inputs(problem: Any, axes: dict[str, int], dtype: str, *, zeros: bool) -> t
 
 def _replay(path: Path, inputs: list) -> tuple[Any, float]:
     kernel = runpy.run_path(str(path))["kernel"]
-    trace, _ = record_call(lambda xs: [kernel(*xs)], inputs)
+    trace, _ = record_call(lambda xs: runtime.as_output_list(kernel(*xs)), inputs)
     started = time.perf_counter()
     result = rp.replay(trace, inputs, seed=1)
     return result, time.perf_counter() - started

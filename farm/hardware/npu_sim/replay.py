@@ -532,8 +532,8 @@ def _launch(
             _run_all(grid, run_program)
             led.end_launch(jit.__name__, grid)
             return False
-    records = sampling.expand(grid, table)
-    led.seal(LaunchRecord(name=jit.__name__, kind="triton", grid=grid, programs=tuple(records)))
+    runs = sampling.expand(grid, table)
+    led.seal(LaunchRecord(name=jit.__name__, kind="triton", grid=grid, programs=(), runs=runs))
     led.programs, led.program, led.amap = [], None, None
     return True
 

@@ -11,7 +11,7 @@ from farm.hardware.npu_sim.costmodel import (
     LaunchRecord,
     ProgramRecord,
     Work,
-    launch_s,
+    launch_s_runs,
     merge_work,
     sol_floor_s,
 )
@@ -77,29 +77,30 @@ def _by_unit(work: Work) -> dict[str, int]:
     return out
 
 
-def _distinct(programs: tuple[ProgramRecord, ...]) -> list[tuple[ProgramRecord, int]]:
-    """Each distinct record object with how often it occurs (sampled launches share them)."""
+def _distinct(record: LaunchRecord) -> list[tuple[ProgramRecord, int]]:
+    """Each distinct record with how many programs left it."""
     counts: dict[int, list] = {}
-    for prog in programs:
+    for prog, n in record.program_runs():
         slot = counts.get(id(prog))
         if slot is None:
-            counts[id(prog)] = [prog, 1]
+            counts[id(prog)] = [prog, n]
         else:
-            slot[1] += 1
+            slot[1] += n
     return [(prog, n) for prog, n in counts.values()]
 
 
 def launch_report(record: LaunchRecord, p: CostParams) -> tuple[LaunchReport, Work]:
-    groups = _distinct(record.programs)
+    runs = record.program_runs()
+    groups = _distinct(record)
     work = merge_work((u, d, f * n) for prog, n in groups for u, d, f in prog.work)
-    time_s = launch_s(record.programs, p)
+    time_s = launch_s_runs(runs, p)
     read = sum(prog.read_bytes * n for prog, n in groups)
     written = sum(prog.write_bytes * n for prog, n in groups)
     report = LaunchReport(
         name=record.name,
         kind=record.kind,
         grid=record.grid,
-        programs=len(record.programs),
+        programs=sum(n for _, n in runs),
         read_bytes=read,
         write_bytes=written,
         flops=_by_unit(work),

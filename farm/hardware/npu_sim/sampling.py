@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from farm.hardware.npu_sim.costmodel import ProgramRecord
+from farm.hardware.npu_sim.costmodel import ProgramRecord, Runs
 
 FULL_PROGRAMS = 32  # launches with at most this many programs always run in full
 SAMPLE_MIDDLE = 4  # sampled programs of the bulk class
@@ -133,22 +133,34 @@ def _class_of(i: int, extent: int) -> int:
     return 2 if i == extent - 1 else 1
 
 
-def expand(grid: tuple[int, int, int], table: dict[tuple, ProgramRecord]) -> list[ProgramRecord]:
-    """Every program's record in grid order, from one record per class."""
+def expand(grid: tuple[int, int, int], table: dict[tuple, ProgramRecord]) -> Runs:
+    """Every program's record in grid order, as runs, from one record per class."""
     gx, gy, gz = grid
+
+    def merge(runs: list) -> list:
+        out: list = []
+        for rec, n in runs:
+            if out and out[-1][0] is rec:
+                out[-1] = (rec, out[-1][1] + n)
+            else:
+                out.append((rec, n))
+        return out
+
+    def repeat(runs: list, k: int) -> list:
+        return [(runs[0][0], runs[0][1] * k)] if len(runs) == 1 else runs * k
 
     def run(extent: int, item: Any) -> list:
         if extent <= 2:
-            return [x for i in range(extent) for x in item(_class_of(i, extent))]
-        return item(0) + item(1) * (extent - 2) + item(2)
+            return merge([r for i in range(extent) for r in item(_class_of(i, extent))])
+        return merge(item(0) + repeat(item(1), extent - 2) + item(2))
 
     def zs(cx: int, cy: int) -> list:
-        return run(gz, lambda cz: [table[(cx, cy, cz)]])
+        return run(gz, lambda cz: [(table[(cx, cy, cz)], 1)])
 
     def ys(cx: int) -> list:
         return run(gy, lambda cy: zs(cx, cy))
 
-    return run(gx, ys)
+    return tuple(run(gx, ys))
 
 
 def sampled_records(
