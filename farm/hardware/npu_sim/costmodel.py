@@ -20,6 +20,8 @@ MODEL_VERSION = "npu-sim-v1/cost-1"
 # Two simulated times closer than this fraction are within the model's resolution: the model
 # leaves out caches between programs, bank conflicts and DMA granularity (docs/npu-sim.md).
 RESOLUTION = 0.10
+# Launches of more programs than this are scheduled by the list-scheduling bound, not one by one.
+EXACT_SCHEDULE_PROGRAMS = 65536
 # One core's path to HBM can take at most this many times its fair share (chip / cores).
 CORE_LINK_FACTOR = 4.0
 # float64 has no vector or matrix unit: it is emulated at 1/8 of the float32 vector rate.
@@ -175,6 +177,8 @@ def launch_s_runs(runs: Runs, p: CostParams) -> float:
         return p.launch_s
     active = min(total, p.cores)
     core_bw = min(p.chip_bw / active, p.core_link_bw)
+    if total > EXACT_SCHEDULE_PROGRAMS:
+        return p.launch_s + _list_schedule_bound(runs, core_bw, active, p)
     cores = [(0.0, c) for c in range(active)]
     for prog, n in runs:
         t = program_s(prog, core_bw, p)
@@ -187,6 +191,16 @@ def launch_s_runs(runs: Runs, p: CostParams) -> float:
             heapq.heapreplace(cores, (free_at + t, core))
             n -= 1
     return p.launch_s + max(t for t, _ in cores)
+
+
+def _list_schedule_bound(runs: Runs, core_bw: float, active: int, p: CostParams) -> float:
+    """The busiest core of a greedy schedule of a launch too large to dispatch one by one:
+    Graham's bound for list scheduling, total / cores + (1 - 1/cores) x the longest program
+    (never below the greedy result, above it by less than one program's time)."""
+    seconds = [(program_s(prog, core_bw, p), n) for prog, n in runs]
+    total = math.fsum(t * n for t, n in seconds)
+    longest = max(t for t, _ in seconds)
+    return total / active + longest * (active - 1) / active
 
 
 def _rounds(order: list[tuple[float, int]], t: float, n: int) -> list[tuple[float, int]]:
