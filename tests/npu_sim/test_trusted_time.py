@@ -218,3 +218,16 @@ def test_a_trace_with_a_cheaper_kernel_gives_wrong_outputs(answers):
 def test_a_trace_with_a_smaller_grid_leaves_outputs_unwritten(answers):
     got = answers["forged_smaller_grid"]
     assert not got["ok"] and got["code"] == "NPU_SIM_UNCOUNTED_OUTPUT", got
+
+
+def test_the_replay_gives_bit_identical_times_in_another_process(answers, monkeypatch):
+    """Another process, another hash seed, another allocation layout: the same time and
+    counts (the sample is drawn from the trace's hash; counts are integers in call order)."""
+    monkeypatch.setenv("PYTHONHASHSEED", "12345")
+    honest = _record(_honest)
+    again = run_replay({**REQUEST, "trace": honest})
+    first = answers["honest"]["candidate"]
+    assert again["ok"], again
+    for key in ("time_ms", "sol_ms", "flops", "hbm_bytes", "per_launch", "model"):
+        assert again["candidate"][key] == first[key], key
+    assert first["model"] == "npu-sim-v1/cost-1"
