@@ -197,7 +197,11 @@ def _list_schedule_bound(runs: Runs, core_bw: float, active: int, p: CostParams)
     """The busiest core of a greedy schedule of a launch too large to dispatch one by one:
     Graham's bound for list scheduling, total / cores + (1 - 1/cores) x the longest program
     (never below the greedy result, above it by less than one program's time)."""
-    seconds = [(program_s(prog, core_bw, p), n) for prog, n in runs]
+    cache: dict[int, float] = {}
+    seconds = [
+        (cache.get(id(prog)) or cache.setdefault(id(prog), program_s(prog, core_bw, p)), n)
+        for prog, n in runs
+    ]
     total = math.fsum(t * n for t, n in seconds)
     longest = max(t for t, _ in seconds)
     return total / active + longest * (active - 1) / active

@@ -515,19 +515,8 @@ def _launch(
             _run_all(grid, run_program)
             led.end_launch(jit.__name__, grid)
             return False
-        sampling.Loops.on = True
-        try:
-            table = sampling.sampled_records(chosen, run_program, led)
-        finally:
-            sampling.Loops.on = False
+        table = _sample(chosen, run_program, led)
         if table is None:  # not uniform: full simulation
-            led.programs, led.launch_writes = [], []
-            _run_all(grid, run_program)
-            led.end_launch(jit.__name__, grid)
-            return False
-        if not sampling.values_agree(
-            chosen, table, run_program, led
-        ):  # a loop was not uniform after all
             led.programs, led.launch_writes = [], []
             _run_all(grid, run_program)
             led.end_launch(jit.__name__, grid)
@@ -536,6 +525,27 @@ def _launch(
     led.seal(LaunchRecord(name=jit.__name__, kind="triton", grid=grid, programs=(), runs=runs))
     led.programs, led.program, led.amap = [], None, None
     return True
+
+
+def _sample(
+    chosen: dict[tuple, tuple[int, list[tuple]]], run_program: Any, led: ReplayLedger
+) -> dict | None:
+    """One record per class from the sampled programs: first with sampled loops, checked by
+    re-running one program per class in full; when that check fails, again with every loop
+    iteration. None when a class is not uniform."""
+    written = dict(led.written)
+    led.program_iters = {}
+    sampling.Loops.on = True
+    try:
+        table = sampling.sampled_records(chosen, run_program, led)
+    finally:
+        sampling.Loops.on = False
+    if table is not None and sampling.values_agree(chosen, table, run_program, led):
+        return table
+    if not led.program_iters:  # no loop was sampled: nothing else to try
+        return None
+    led.written, led.program_iters = written, {}
+    return sampling.sampled_records(chosen, run_program, led)
 
 
 def _run_all(grid: tuple[int, int, int], run_program: Any) -> None:

@@ -5,9 +5,10 @@ The rule (docs/npu-sim.md, "Real sizes: sampling", gives the error bound):
 - otherwise its programs fall in classes by their position on each grid axis (first, middle,
   last); SAMPLE_MIDDLE programs of the bulk class and SAMPLE_EDGE of every other class run,
   drawn with the replay's seed (all members of a smaller class);
-- while they run, a kernel loop of more than LOOP_FULL iterations runs its first three and its
-  last iteration, and counts the skipped ones as copies of the third when the second and third
-  counted the same;
+- while they run, a kernel loop of more than LOOP_FULL iterations runs its first two and its
+  last iteration, and counts the skipped ones as copies of the second when the first and second
+  counted the same (if that turns out wrong for the launch, its sampled programs run again
+  with every iteration);
 - a class whose sampled programs left the same record counts as its size times that record;
   otherwise the launch runs in full.
 """
@@ -19,7 +20,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from farm.hardware.npu_sim.costmodel import ProgramRecord, Runs
+from farm.hardware.npu_sim.costmodel import EXACT_SCHEDULE_PROGRAMS, ProgramRecord, Runs
 
 FULL_PROGRAMS = 32  # launches with at most this many programs always run in full
 SAMPLE_MIDDLE = 4  # sampled programs of the bulk class
@@ -40,10 +41,10 @@ class Loops:
 def loop_iterations(r: range) -> Iterator[int]:
     """The iterations of a kernel's `for` loop that run (tritonsrc routes loops here).
 
-    While sampling, a loop of more than LOOP_FULL iterations runs its first three and its
-    last; when the second and third moved the same bytes and did the same work, the skipped
-    ones are counted as copies of the third and the program's values are no longer exact
-    (its stores are not known data); otherwise every iteration runs.
+    While sampling, a loop of more than LOOP_FULL iterations runs its first two and its last;
+    when the first and second moved the same bytes and did the same work, the skipped ones are
+    counted as copies of the second and the program's values are no longer exact (its stores
+    are not known data); otherwise every iteration runs.
     """
     led = Loops.ledger_of()
     prog = getattr(led, "program", None)
@@ -51,21 +52,21 @@ def loop_iterations(r: range) -> Iterator[int]:
         Loops.executed += len(r)
         yield from r
         return
+    s0 = _snap(led)
     yield r[0]
     s1 = _snap(led)
     yield r[1]
     s2 = _snap(led)
-    yield r[2]
-    s3 = _snap(led)
-    Loops.executed += 4
-    d1, d2 = _delta(led, s1, s2), _delta(led, s2, s3)
-    if d1 != d2:
-        Loops.executed += len(r) - 4
-        yield from r[3:]
+    Loops.executed += 2
+    d0, d1 = _delta(led, s0, s1), _delta(led, s1, s2)
+    if d0 != d1:
+        Loops.executed += len(r) - 2
+        yield from r[2:]
         return
-    n = len(r) - 4
+    n = len(r) - 3
+    Loops.executed += 1
     Loops.skipped += n
-    _add(led, d2, n)
+    _add(led, d1, n)
     led.tainted = True
     yield r[-1]
 
@@ -127,6 +128,13 @@ def plan(grid: tuple[int, int, int], rng: random.Random) -> dict[tuple, tuple[in
     return out
 
 
+def _class_members(grid: tuple[int, int, int]) -> list[tuple[tuple, range, range, range]]:
+    axes = [_classes(g) for g in grid]
+    return [
+        ((cx, cy, cz), mx, my, mz) for cx, mx in axes[0] for cy, my in axes[1] for cz, mz in axes[2]
+    ]
+
+
 def _class_of(i: int, extent: int) -> int:
     if i == 0:
         return 0
@@ -134,8 +142,12 @@ def _class_of(i: int, extent: int) -> int:
 
 
 def expand(grid: tuple[int, int, int], table: dict[tuple, ProgramRecord]) -> Runs:
-    """Every program's record in grid order, as runs, from one record per class."""
+    """Every program's record in grid order, as runs, from one record per class (one run per
+    class for launches scheduled by the list-scheduling bound, where order does not count)."""
     gx, gy, gz = grid
+    if gx * gy * gz > EXACT_SCHEDULE_PROGRAMS:
+        sizes = {k: len(a) * len(b) * len(c) for k, a, b, c in _class_members(grid)}
+        return tuple((table[k], sizes[k]) for k in sorted(table))
 
     def merge(runs: list) -> list:
         out: list = []
