@@ -21,6 +21,8 @@ from farm.harness.simreplay import reference_cost
 from farm.suite.loader import load_suite
 
 SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions" / "npu_sim"
+pytestmark = pytest.mark.slow  # a fresh replay process, or real-size workloads
+
 SUITE = load_suite("core-v1")
 VARIANTS = ("naive", "tiled", "fused")
 # Real workloads, and the order (slowest first) a kernel engineer expects. The eager reference

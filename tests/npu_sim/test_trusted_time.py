@@ -28,6 +28,8 @@ from farm.harness.simreplay import run_replay
 from farm.suite.loader import load_suite
 from tests.npu_sim import kernels as k
 
+pytestmark = pytest.mark.slow  # a fresh replay process, or real-size workloads
+
 SUITE = load_suite("core-v1")
 PROBLEM = SUITE.problem("softmax")
 REQUEST = {
