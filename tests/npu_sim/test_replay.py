@@ -43,6 +43,8 @@ def test_a_triton_language_kernel_is_accepted():
         ("y = triton.runtime", "triton.cdiv"),
         ("y = [i for i in range(3)]", "ListComp"),
         ("global n", "Global"),
+        ("x.handle.data.tofile('/tmp/leak')", "'handle'"),
+        ("y = x.cpu()", "'cpu'"),
     ],
 )
 def test_host_escapes_are_rejected(line, why):

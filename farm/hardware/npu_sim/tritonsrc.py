@@ -14,6 +14,7 @@ itself. Default values must be literals, annotations `tl.constexpr`/`tl.tensor`-
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import importlib.util
 import sys
@@ -126,7 +127,8 @@ def _check_node(name: str, node: ast.AST, known: set[str], local: set[str]) -> N
         for n in ast.walk(node)
         if isinstance(n, ast.Attribute) and n.attr == "cdiv" and isinstance(n.value, ast.Name)
     }
-    for child in ast.walk(node):
+    nodes = list(ast.walk(node))  # outer before inner
+    for child in nodes:
         if isinstance(child, ast.stmt) and not isinstance(child, _STATEMENTS):
             raise _fail(name, child, f"statement {type(child).__name__} is not allowed")
         if isinstance(child, ast.expr) and not isinstance(child, _EXPRESSIONS):
@@ -135,20 +137,40 @@ def _check_node(name: str, node: ast.AST, known: set[str], local: set[str]) -> N
             raise _fail(name, child, f"name {child.id!r} is not a parameter, local, tl or helper")
         if isinstance(child, ast.Name) and child.id == "triton" and id(child) not in cdiv_bases:
             raise _fail(name, child, "only triton.cdiv is allowed from the triton module")
-        if isinstance(child, ast.Attribute):
-            _check_attribute(name, child)
         if isinstance(child, ast.Constant) and not _literal(child):
             raise _fail(name, child, "only numbers, strings, booleans and None are literals")
+    for child in reversed(nodes):  # inner attributes first: `x.handle` before `.data`
+        if isinstance(child, ast.Attribute):
+            _check_attribute(name, child, known)
 
 
-def _check_attribute(name: str, node: ast.Attribute) -> None:
+@functools.cache
+def _value_attributes() -> frozenset[str]:
+    """Attributes a kernel may take of its values: the public API of Triton's tensor, dtype
+    and constexpr classes, less `handle` (the interpreter's numpy array: a way to the host)."""
+    import triton.language as tl
+
+    types = (tl.float32, tl.pointer_type(tl.float32), tl.block_type(tl.float32, [2]))
+    examples = (tl.tensor, tl.constexpr(1), *types)  # instances: their fields too
+    names = {n for obj in examples for n in dir(obj) if not n.startswith("_")}
+    names |= {"dtype", "shape", "numel", "type"}  # fields a tl.tensor sets in __init__
+    return frozenset(n for n in names if n != "handle" and not n.endswith("_ir"))
+
+
+def _check_attribute(name: str, node: ast.Attribute, known: set[str]) -> None:
     if node.attr.startswith("_"):
         raise _fail(name, node, f"attribute {node.attr!r} is not allowed")
     base = node.value
     if isinstance(base, ast.Constant):
         raise _fail(name, node, "attributes of literals are not allowed")
-    if isinstance(base, ast.Name) and base.id == "triton" and node.attr != "cdiv":
-        raise _fail(name, node, "only triton.cdiv is allowed from the triton module")
+    if isinstance(base, ast.Name) and base.id == "triton":
+        if node.attr != "cdiv":
+            raise _fail(name, node, "only triton.cdiv is allowed from the triton module")
+        return
+    if isinstance(base, ast.Name) and base.id not in known:
+        return  # the name itself is refused
+    if not _tl_chain(node) and node.attr not in _value_attributes():
+        raise _fail(name, node, f"attribute {node.attr!r} is not part of Triton's tensor API")
 
 
 def _literal(node: ast.AST) -> bool:
