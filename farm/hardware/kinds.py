@@ -39,7 +39,6 @@ class DeviceKind:
     languages: the submission languages only this kind builds ("cuda", "hip"); pytorch and
     triton run on every kind.
     index_env: environment of a slot process so that its device indices are the vendor tool's.
-    small_only: only small workloads run here, even when bigger ones are named (a simulator).
     cool_down: wait for a comparable thermal state before measuring (farm.harness.thermal).
     """
 
@@ -55,7 +54,6 @@ class DeviceKind:
     backend: str | None
     languages: tuple[str, ...] = ()  # source languages that build only for this kind
     index_env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    small_only: bool = False
     cool_down: bool = False
 
     @property
@@ -123,7 +121,6 @@ NPU_SIM = DeviceKind(
     profiler=None,
     image="cpu",
     backend="farm.hardware.npu_sim",
-    small_only=True,
 )
 CPU = DeviceKind(
     name="cpu",

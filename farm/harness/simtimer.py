@@ -1,4 +1,6 @@
-"""Timing on the simulated NPU: one call, costed by the deterministic model (npu_sim)."""
+"""Timing on the simulated NPU inside the worker: one call, costed by the in-process model
+(npu_sim.measure). The farm's npu-sim times do not come from here but from the trusted replay
+of a trace of the call (farm.harness.simreplay); this serves the worker's `time` op."""
 
 from __future__ import annotations
 

@@ -61,14 +61,15 @@ class Target:
         """torch.compile baselines by default only on GPUs (CPU compiles take minutes)."""
         return self.kind.gpu if wanted is None else wanted
 
-    def select(self, problem: Problem, ids: list[str] | None) -> Selection:
-        """Workloads to run: the named ones, else the small ones on cpu/npu-sim and every one on
-        GPUs (small workloads are a subset every device runs: sources put their odd,
-        bounds-checking sizes there). FarmError when the problem has nothing this device can
-        run: that is the problem's property, never the submission's fault."""
+    def select(self, problem: Problem, ids: list[str] | None, *, every: bool = False) -> Selection:
+        """Workloads to run: the named ones, else the small ones on cpu and npu-sim and every one
+        on GPUs and, with `every` (leaderboard mode), on npu-sim, which simulates every workload
+        at its real size (small workloads are a subset every device runs: sources put their
+        odd, bounds-checking sizes there). FarmError when the problem has nothing this device
+        can run: that is the problem's property, never the submission's fault."""
         if ids:
             chosen = [problem.workload(i) for i in ids]
-        elif not self.kind.gpu:
+        elif not self.kind.gpu and not (every and self.kind.simulated):
             chosen = [w for w in problem.workloads if w.small]
             if not chosen:
                 raise FarmError(
@@ -93,8 +94,6 @@ class Target:
         lacking = [f for f in problem.requires if f not in self.spec.features]
         if lacking:
             return f"{self.hardware} lacks {', '.join(lacking)}"
-        if self.kind.small_only and not w.small:
-            return "the simulator runs only small workloads (see docs/npu-sim.md)"
         return None
 
 

@@ -207,6 +207,21 @@ class Session:
         reply = {"ok": True, "calls": calls, "counts": [len(o) for o in chosen]}
         return reply, [t for outputs in chosen for t in outputs]
 
+    def op_trace(self, request: dict[str, Any]) -> tuple[dict[str, Any], list]:
+        """npu-sim: record one call as a trace for the trusted replay (farm.harness.simreplay)."""
+        from farm.hardware.npu_sim.record import record_call
+        from farm.hardware.npu_sim.trace import TraceError
+        from farm.harness import runtime
+
+        inputs = runtime.input_maker(self.reference, request, self.device)(0)
+        try:
+            trace, _ = record_call(self._guarded_call, inputs)
+        except TraceError as exc:
+            raise SubmissionFailure(
+                "RUNTIME_ERROR", f"npu-sim could not record the call: {exc}"
+            ) from None
+        return {"ok": True, "trace": trace.to_json(), "findings": self.guard.check()}, []
+
     def _warm_timer(self, request: dict[str, Any]) -> None:
         """Pay the timer's one-time costs (profiler start-up, marker kernels' JIT) now, before the
         submission is imported, so every measured request of every worker starts warm and the

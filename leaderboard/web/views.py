@@ -114,6 +114,7 @@ def _run_view(run: Run, result: Result | None, owner: bool, source_shown: bool) 
     """What the page shows of a run; text that may quote the source only with the source."""
     detail = run.failure_detail
     doc: ResultDocument | None = None
+    raw: dict[str, Any] = {}
     if result is not None:
         raw = result.document if source_shown else document_redacted(result.document)
         doc = ResultDocument.from_json(raw)  # stored documents were validated when posted
@@ -128,7 +129,24 @@ def _run_view(run: Run, result: Result | None, owner: bool, source_shown: bool) 
         "reasons": _reasons([*(doc.reasons if doc else []), *server]),
         "findings": doc.findings if doc else [],
         "logs": [a.name for a in artifacts_stored(run=run)] if owner else [],
+        "profiles": _launch_profiles(raw, source_shown),
     }
+
+
+def _launch_profiles(doc: dict[str, Any], names_shown: bool) -> list[dict[str, Any]]:
+    """npu-sim's per-launch profile of each workload (kernel names only with the source)."""
+    out = []
+    for w in doc.get("workloads", []):
+        sim = w.get("simulation") or {}
+        launches = sim.get("per_launch") or []
+        if not launches:
+            continue
+        rows = [
+            {**lr, "name": lr.get("name") if names_shown else f"launch {i + 1}"}
+            for i, lr in enumerate(launches[:50])
+        ]
+        out.append({"workload": w.get("id"), "model": sim.get("model"), "launches": rows})
+    return out
 
 
 def _reasons(reasons: list[Reason]) -> list[dict[str, Any]]:

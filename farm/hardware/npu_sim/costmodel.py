@@ -17,6 +17,11 @@ from farm.hardware.npu_sim.spec import NPU_SIM_V1, NpuSimSpec
 
 # Cost-model constants (part of model version 1; changing one changes every simulated time).
 MODEL_VERSION = "npu-sim-v1/cost-1"
+# Two simulated times closer than this fraction are within the model's resolution: the model
+# leaves out caches between programs, bank conflicts and DMA granularity (docs/npu-sim.md).
+RESOLUTION = 0.10
+# Launches of more programs than this are scheduled by the list-scheduling bound, not one by one.
+EXACT_SCHEDULE_PROGRAMS = 65536
 # One core's path to HBM can take at most this many times its fair share (chip / cores).
 CORE_LINK_FACTOR = 4.0
 # float64 has no vector or matrix unit: it is emulated at 1/8 of the float32 vector rate.
@@ -52,14 +57,33 @@ class ProgramRecord:
     work: Work
 
 
+Runs = tuple[tuple[ProgramRecord, int], ...]  # (record, how many in a row), in grid order
+
+
 @dataclass(frozen=True)
 class LaunchRecord:
-    """One kernel launch: a Triton grid, or one PyTorch op mapped onto the chip."""
+    """One kernel launch: a Triton grid, or one PyTorch op mapped onto the chip. The programs
+    are listed one by one, or (sampled launches of up to millions of programs) as `runs`."""
 
     name: str
     kind: str  # "triton" | "torch"
     grid: tuple[int, int, int]
     programs: tuple[ProgramRecord, ...]
+    runs: Runs = ()
+
+    def program_runs(self) -> Runs:
+        """The programs as runs of equal records, in grid order."""
+        return self.runs or runs_of(self.programs)
+
+
+def runs_of(programs: Sequence[ProgramRecord]) -> Runs:
+    out: list[tuple[ProgramRecord, int]] = []
+    for prog in programs:
+        if out and (out[-1][0] is prog or out[-1][0] == prog):
+            out[-1] = (out[-1][0], out[-1][1] + 1)
+        else:
+            out.append((prog, 1))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -133,10 +157,66 @@ def launch_s(programs: Sequence[ProgramRecord], p: CostParams) -> float:
     active = min(len(programs), p.cores)
     core_bw = min(p.chip_bw / active, p.core_link_bw)
     cores = [(0.0, c) for c in range(active)]
+    seconds: dict[int, float] = {}  # by record identity: sampled launches share records
     for prog in programs:
-        free_at, core = heapq.heappop(cores)
-        heapq.heappush(cores, (free_at + program_s(prog, core_bw, p), core))
+        t = seconds.get(id(prog))
+        if t is None:
+            t = seconds[id(prog)] = program_s(prog, core_bw, p)
+        free_at, core = cores[0]
+        heapq.heapreplace(cores, (free_at + t, core))
     return p.launch_s + max(t for t, _ in cores)
+
+
+def launch_s_runs(runs: Runs, p: CostParams) -> float:
+    """launch_s over runs of equal programs: the same greedy dispatch, with a run of equal
+    programs handed out round-robin in whole rounds when that is what the greedy rule does
+    (the least-loaded core, once given one, is at least as loaded as the most-loaded one).
+    Each core's time is still the sum of its programs, added one by one."""
+    total = sum(n for _, n in runs)
+    if not total:
+        return p.launch_s
+    active = min(total, p.cores)
+    core_bw = min(p.chip_bw / active, p.core_link_bw)
+    if total > EXACT_SCHEDULE_PROGRAMS:
+        return p.launch_s + _list_schedule_bound(runs, core_bw, active, p)
+    cores = [(0.0, c) for c in range(active)]
+    for prog, n in runs:
+        t = program_s(prog, core_bw, p)
+        while n:
+            order = sorted(cores)
+            if n >= active and order[0][0] + t >= order[-1][0]:
+                cores = _rounds(order, t, n)
+                break
+            free_at, core = cores[0]
+            heapq.heapreplace(cores, (free_at + t, core))
+            n -= 1
+    return p.launch_s + max(t for t, _ in cores)
+
+
+def _list_schedule_bound(runs: Runs, core_bw: float, active: int, p: CostParams) -> float:
+    """The busiest core of a greedy schedule of a launch too large to dispatch one by one:
+    Graham's bound for list scheduling, total / cores + (1 - 1/cores) x the longest program
+    (never below the greedy result, above it by less than one program's time)."""
+    cache: dict[int, float] = {}
+    seconds = [
+        (cache.get(id(prog)) or cache.setdefault(id(prog), program_s(prog, core_bw, p)), n)
+        for prog, n in runs
+    ]
+    total = math.fsum(t * n for t, n in seconds)
+    longest = max(t for t, _ in seconds)
+    return total / active + longest * (active - 1) / active
+
+
+def _rounds(order: list[tuple[float, int]], t: float, n: int) -> list[tuple[float, int]]:
+    """Hand `n` programs of `t` seconds to the cores in `order`, round-robin (a heap)."""
+    q, rem = divmod(n, len(order))
+    out = []
+    for i, (free_at, core) in enumerate(order):
+        for _ in range(q + (i < rem)):
+            free_at += t
+        out.append((free_at, core))
+    heapq.heapify(out)
+    return out
 
 
 def merge_work(items: Iterable[tuple[str, str, int]]) -> Work:

@@ -9,8 +9,9 @@ from farm.hardware.npu_sim.costmodel import (
     MODEL_VERSION,
     CostParams,
     LaunchRecord,
+    ProgramRecord,
     Work,
-    launch_s,
+    launch_s_runs,
     merge_work,
     sol_floor_s,
 )
@@ -28,6 +29,7 @@ class LaunchReport:
     write_bytes: int  # HBM bytes stored
     flops: dict[str, int]  # {"tensor": matrix-unit FLOPs, "vector": vector-unit FLOPs}
     time_ms: float  # simulated, overheads included
+    bound: str = ""  # "memory" | "compute" | "overhead" (see bound_of)
 
 
 @dataclass(frozen=True)
@@ -75,19 +77,48 @@ def _by_unit(work: Work) -> dict[str, int]:
     return out
 
 
+def _distinct(record: LaunchRecord) -> list[tuple[ProgramRecord, int]]:
+    """Each distinct record with how many programs left it."""
+    counts: dict[int, list] = {}
+    for prog, n in record.program_runs():
+        slot = counts.get(id(prog))
+        if slot is None:
+            counts[id(prog)] = [prog, n]
+        else:
+            slot[1] += n
+    return [(prog, n) for prog, n in counts.values()]
+
+
 def launch_report(record: LaunchRecord, p: CostParams) -> tuple[LaunchReport, Work]:
-    work = merge_work(w for prog in record.programs for w in prog.work)
+    runs = record.program_runs()
+    groups = _distinct(record)
+    work = merge_work((u, d, f * n) for prog, n in groups for u, d, f in prog.work)
+    time_s = launch_s_runs(runs, p)
+    read = sum(prog.read_bytes * n for prog, n in groups)
+    written = sum(prog.write_bytes * n for prog, n in groups)
     report = LaunchReport(
         name=record.name,
         kind=record.kind,
         grid=record.grid,
-        programs=len(record.programs),
-        read_bytes=sum(prog.read_bytes for prog in record.programs),
-        write_bytes=sum(prog.write_bytes for prog in record.programs),
+        programs=sum(n for _, n in runs),
+        read_bytes=read,
+        write_bytes=written,
         flops=_by_unit(work),
-        time_ms=launch_s(record.programs, p) * 1e3,
+        time_ms=time_s * 1e3,
+        bound=bound_of(read + written, work, time_s, p),
     )
     return report, work
+
+
+def bound_of(nbytes: int, work: Work, time_s: float, p: CostParams) -> str:
+    """What limits a launch: "memory" or "compute" when that floor is at least half its time,
+    else "overhead" (launch and per-program costs, tails of the schedule)."""
+    memory = nbytes / p.chip_bw
+    compute = sol_floor_s(work, 0, p)
+    limit = max(memory, compute)
+    if limit < 0.5 * time_s:
+        return "overhead"
+    return "memory" if memory >= compute else "compute"
 
 
 def build_report(
