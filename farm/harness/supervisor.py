@@ -165,7 +165,7 @@ class Evaluation:
             finally:
                 self.doc["logs"]["worker_stderr"] = worker.stderr_text()[-20000:]
                 self._release("candidate", worker)
-        simulated = self.target.device == "npu-sim"  # its replay counts the baseline too
+        simulated = self.target.kind.simulated  # its replay counts the baseline too
         if self.mode != Mode.TEST and self.opts.baselines and timed and not simulated:
             with self._phase("baselines"):
                 self._baselines(timed)
@@ -316,7 +316,7 @@ class Evaluation:
         timed = []
         for i, w in enumerate(workloads):
             try:
-                if self.target.device == "npu-sim":  # trusted replay (farm.harness.simreplay)
+                if self.target.kind.simulated:  # trusted replay (farm.harness.simreplay)
                     entry = simreplay.workload_entry(self, worker, w)
                     if entry["status"] == WorkloadStatus.PASSED and self.mode != Mode.TEST:
                         timed.append(w)

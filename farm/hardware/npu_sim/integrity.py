@@ -61,9 +61,23 @@ def _filled(cell: Any) -> bool:
     return True
 
 
+# Data that the interpreter itself rewrites: time.tzset() (which Django calls when its settings
+# load) sets the time module's zone attributes; they change no cost or output.
+_VOLATILE = {"time": frozenset({"tzname", "timezone", "altzone", "daylight"})}
+
+
 def _entries(owner: Any) -> dict[str, tuple]:
     """name -> (object, its function parts) for every attribute defined on `owner`."""
-    return {name: (value, _function_parts(value)) for name, value in list(vars(owner).items())}
+    skip = _VOLATILE.get(getattr(owner, "__name__", ""), frozenset()) if _is_module(owner) else ()
+    return {
+        name: (value, _function_parts(value))
+        for name, value in list(vars(owner).items())
+        if name not in skip
+    }
+
+
+def _is_module(owner: Any) -> bool:
+    return isinstance(owner, types.ModuleType)
 
 
 def _label(owner: Any) -> str:

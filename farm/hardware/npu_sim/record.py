@@ -91,10 +91,10 @@ def record_call(
 
     rec = Recorder(inputs)
     previous = interp.GridExecutor.__call__
-    interp.GridExecutor.__call__ = _launch_recorder(rec)  # type: ignore[method-assign]
+    interp.GridExecutor.__call__ = _launch_recorder(rec)
     try:
         with _record_mode(rec):
             outputs = call(list(inputs))
     finally:
-        interp.GridExecutor.__call__ = previous  # type: ignore[method-assign]
+        interp.GridExecutor.__call__ = previous
     return rec.finish(outputs), outputs

@@ -149,7 +149,7 @@ class Trace:
                     if len(grid) != 3:
                         raise TraceError("a launch grid has three axes")
                     args = tuple((str(k), _value_parse(v)) for k, v in s["args"])
-                    steps.append(Launch(str(s["launch"]), grid, args))  # type: ignore[arg-type]
+                    steps.append(Launch(str(s["launch"]), grid, args))
                 else:
                     outs = tuple(TensorRef.from_json(o) for o in s["outputs"])
                     steps.append(

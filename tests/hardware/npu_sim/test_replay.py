@@ -15,7 +15,7 @@ from farm.hardware.npu_sim import sampling as sp
 from farm.hardware.npu_sim.record import record_call
 from farm.hardware.npu_sim.trace import Kernel
 from farm.hardware.npu_sim.tritonsrc import KernelRejected, check_source
-from tests.npu_sim import kernels as k
+from tests.hardware.npu_sim import kernels as k
 
 GOOD = """@triton.jit
 def f(x_ptr, n, BLOCK: tl.constexpr = 128):

@@ -20,7 +20,7 @@ import farm.hardware.npu_sim.costmodel as costmodel
 from farm.hardware import npu_sim
 from farm.hardware.npu_sim import SimIntegrityError
 from farm.hardware.npu_sim.spec import NPU_SIM_V1
-from tests.npu_sim import kernels as k
+from tests.hardware.npu_sim import kernels as k
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from farm.hardware import npu_sim
-from tests.npu_sim import kernels as k
+from tests.hardware.npu_sim import kernels as k
 
 
 def _bf16(*shape, seed=0):

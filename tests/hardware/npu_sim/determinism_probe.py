@@ -13,7 +13,7 @@ measure = npu_sim.install()
 
 import torch  # noqa: E402
 
-from tests.npu_sim import kernels as k  # noqa: E402
+from tests.hardware.npu_sim import kernels as k  # noqa: E402
 
 
 def cases() -> dict[str, tuple]:

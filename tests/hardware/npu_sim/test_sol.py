@@ -20,7 +20,7 @@ from farm.hardware.npu_sim.spec import NPU_SIM_V1
 from farm.hardware.specs import get_spec
 from farm.sol import sol_bound
 from farm.suite.loader import load_suite
-from tests.npu_sim import kernels as k
+from tests.hardware.npu_sim import kernels as k
 
 _KERNELS = {
     "vector_add": lambda a, b: k.triton_add(a, b, block=512),

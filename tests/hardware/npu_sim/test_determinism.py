@@ -8,15 +8,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.npu_sim import determinism_probe
+from tests.hardware.npu_sim import determinism_probe
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _run_probe(hash_seed: str) -> dict:
     env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
-        [sys.executable, "-m", "tests.npu_sim.determinism_probe"],
+        [sys.executable, "-m", "tests.hardware.npu_sim.determinism_probe"],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from farm.hardware import npu_sim
-from tests.npu_sim import kernels as k
+from tests.hardware.npu_sim import kernels as k
 
 
 def _measure(fn, *args):

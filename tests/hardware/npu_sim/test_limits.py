@@ -9,7 +9,7 @@ import torch
 
 from farm.hardware import npu_sim
 from farm.hardware.npu_sim import SimLimitExceeded, SimLimits
-from tests.npu_sim import kernels as k
+from tests.hardware.npu_sim import kernels as k
 
 
 def test_grid_cap_stops_before_running_anything():

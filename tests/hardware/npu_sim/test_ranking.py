@@ -20,7 +20,7 @@ from farm.harness import correctness, runtime
 from farm.harness.simreplay import reference_cost
 from farm.suite.loader import load_suite
 
-SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions" / "npu_sim"
+SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions" / "npu_sim"
 pytestmark = pytest.mark.slow  # a fresh replay process, or real-size workloads
 
 SUITE = load_suite("core-v1")
@@ -41,7 +41,7 @@ EXPECTED = {
 @pytest.fixture(scope="module", autouse=True)
 def _restore_hooks():
     """Replays run in this process here; the in-worker hooks are put back afterwards."""
-    from tests.npu_sim.test_replay import _saved_hooks
+    from tests.hardware.npu_sim.test_replay import _saved_hooks
 
     with _saved_hooks():
         yield
