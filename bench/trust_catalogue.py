@@ -51,6 +51,7 @@ ROUND_2 = [
     "hacks/batched_fixup_every_8th.py",
     "hacks/read_recheck_picks.py",
     "hacks/forge_window_reply_fd.py",
+    "hacks/forge_channel_picks_on_demand.py",
     "solutions/correct/softmax__bf16_unfused_chain.py",
     "solutions/correct/rmsnorm__bf16_chain.py",
     "solutions/correct/softmax__triton.py",

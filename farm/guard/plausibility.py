@@ -154,3 +154,53 @@ def check_windows(
         overhead_ms_per_call=overhead_ms_per_call,
         overhead_ratio=overhead_ratio,
     )
+
+
+# The check-wall rule (a lower bound, where the window rules bound reported times from above).
+# Every correctness round is a call whose outputs the supervisor verified, timed by it from
+# sending the request to holding the outputs, so a kernel's real time T is at most that wall
+# minus the check path's own cost (the worker making the inputs, cloning and comparing them,
+# poisoning the outputs' blocks, the guard's bookkeeping, the outputs' hand-off). The warmest
+# round (the least wall after the first, which pays compilation) is held against the scored time:
+#
+#     min(walls after the first) - CHECK_OVERHEAD_RATIO * overhead_ms - CHECK_FIXED_MS
+#         <= CHECK_WALL_RATIO * reported_ms
+#
+# `overhead_ms` is the check path around a call that does nothing, measured by the supervisor in
+# its own process (farm.harness.reference.check_overhead_ms). CHECK_OVERHEAD_RATIO: the worker
+# pays that path with the runtime guard's bookkeeping and a process switch on top.
+# CHECK_FIXED_MS: the request's round trip, a scheduler slice on a loaded host, a GC pass (a
+# check round is not run with the collector off). CHECK_WALL_RATIO: a checked call runs once,
+# after a reply, where timed calls run back to back; honest CPU solutions measured up to
+# 1.3x (docs/security.md). A submission that claims times for calls it never ran (tiny times,
+# windows it answers itself) must still run the checked calls: it is caught when its real time
+# exceeds twice its claim by more than the allowance.
+CHECK_WALL_RATIO = 2.0
+CHECK_OVERHEAD_RATIO = 2.0
+CHECK_FIXED_MS = 25.0
+
+
+def check_check_walls(
+    *, walls_ms: list[float], reported_ms: float, overhead_ms: float
+) -> list[Finding]:
+    """CHECK_WALL_MISMATCH when the warmest checked call's wall (`walls_ms`, one per round, the
+    supervisor's clock), less the allowance for the check path (`overhead_ms`, trusted), exceeds
+    CHECK_WALL_RATIO x `reported_ms` (the scored time). All times in ms; with one round or none,
+    there is no warm round and no finding."""
+    if reported_ms < 0 or overhead_ms < 0:
+        raise ValueError("times must be non-negative")
+    warm = walls_ms[1:]
+    if not warm:
+        return []
+    allowance = CHECK_OVERHEAD_RATIO * overhead_ms + CHECK_FIXED_MS
+    least = min(warm)
+    if least - allowance <= CHECK_WALL_RATIO * reported_ms:
+        return []
+    return [
+        _finding(
+            "CHECK_WALL_MISMATCH",
+            f"the fastest checked call took {least:.6g} ms of wall time, {least - allowance:.6g} "
+            f"ms beyond the check path's allowance of {allowance:.6g} ms, against a reported "
+            f"{reported_ms:.6g} ms per call (at most {CHECK_WALL_RATIO}x that)",
+        )
+    ]

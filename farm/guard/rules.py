@@ -251,6 +251,12 @@ _RULES = [
         "reject",
         "the reported device time cannot fit in the wall time the trusted side observed",
     ),
+    Rule(
+        "CHECK_WALL_MISMATCH",
+        "reject",
+        "the calls the trusted side checked took far longer than the reported time allows: "
+        "the reported times are not those of the calls that ran",
+    ),
 ]
 
 RULES: dict[str, Rule] = {r.code: r for r in _RULES}

@@ -3,6 +3,8 @@ for checking: the worker imports reference.py only for make_inputs)."""
 
 from __future__ import annotations
 
+import io
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import cache
@@ -13,7 +15,7 @@ from typing import Any
 import torch
 
 from farm.hardware import kinds
-from farm.harness import runtime
+from farm.harness import protocol, runtime
 from farm.harness.timing import CpuTimer, GpuTimer, TimingPolicy, run_windows
 from farm.suite.model import Problem, Workload
 
@@ -111,3 +113,46 @@ def timing_overhead_ms(
         if gpu:
             torch.cuda.empty_cache()
     return _OVERHEAD_MS[key]
+
+
+_CHECK_MS: dict[tuple[str, str, str], float] = {}
+
+
+def check_overhead_ms(problem: Problem, workload: Workload, device: torch.device) -> float:
+    """What the worker's check path costs around a call that does nothing but return the
+    workload's outputs, in ms, measured here, in the trusted process: making the call's inputs,
+    cloning them, poisoning the outputs' blocks, comparing the inputs afterwards, and handing the
+    outputs over (framed and parsed back on the CPU; copied once on a GPU, as the supervisor
+    copies what CUDA IPC shares). The least of three runs, as the check-wall rule takes the
+    warmest check (farm.guard.plausibility.check_check_walls). Once per process and workload."""
+    key = (str(problem.directory), workload.id, str(device))
+    if key not in _CHECK_MS:
+        module = load_reference(problem)
+        request = {"axes": workload.axes, "dtype": workload.dtype, "seed_base": 0}
+        make = runtime.input_maker(module, request, device)
+        outputs = expected(problem, workload, 0, 0, device)
+        runs = [_null_check(make, outputs, device) for _ in range(3)]
+        _CHECK_MS[key] = min(runs)
+    return _CHECK_MS[key]
+
+
+def _null_check(
+    make: Callable[[int], list[torch.Tensor]], outputs: list[torch.Tensor], device: torch.device
+) -> float:
+    """One check round's harness work around a call that returns `outputs` (ms)."""
+    started = time.perf_counter()
+    inputs = make(0)
+    clones = [t.clone() for t in inputs]
+    runtime.poison_allocator([o.nbytes for o in outputs], device)
+    unchanged = all(runtime.same_bits(a, b) for a, b in zip(inputs, clones))
+    if kinds.on_gpu(device):
+        torch.cuda.synchronize(device)
+        copies = [o.clone() for o in outputs]
+        torch.cuda.synchronize(device)
+    else:
+        frame = io.BytesIO()
+        protocol.send(frame, {"op": "check", "ok": unchanged}, outputs)
+        frame.seek(0)
+        _, copies = protocol.recv(frame)
+    del copies
+    return (time.perf_counter() - started) * 1000

@@ -135,6 +135,7 @@ def add_timing(
         "windows_ms": reply["windows_ms"],
         "windows": reply["windows"],
         "rechecked": reply["rechecked"],
+        "picks_ms": reply.get("picks_ms", []),
         "warmup_calls": reply["warmup_calls"],
         "warmup_ms": warmup_ms,
         "warmup_wall_ms": reply["warmup_wall_ms"],
@@ -204,6 +205,7 @@ def finish(
             _score(entry, problem, target, doc)
             simulated = target.kind.simulated
             doc["guard"]["findings"] += wall_clock_findings(entry, simulated=simulated)
+            doc["guard"]["findings"] += check_wall_findings(entry, simulated=simulated)
     for entry in entries:
         # leaderboard mode draws every workload's inputs from the secret seed; the server counts
         # a run on a board only when its entries say so
@@ -285,6 +287,25 @@ def wall_clock_findings(entry: dict[str, Any], *, simulated: bool) -> list[dict[
         [(w["calls"], w["wall_ms"], w["sum_ms"]) for w in cand["windows"]],
         overhead_ms_per_call=overhead,
         overhead_ratio=ratio,
+    )
+    return [{**f.to_dict(), "workload": entry["id"]} for f in found]
+
+
+def check_wall_findings(entry: dict[str, Any], *, simulated: bool) -> list[dict[str, Any]]:
+    """The scored time must account for the calls the supervisor checked itself: the warmest
+    check round's wall, less a trusted allowance for the check path (measured by the supervisor,
+    farm.harness.reference.check_overhead_ms), may not exceed a stated multiple of it
+    (farm.guard.plausibility.check_check_walls). Every evaluation that reports a wall-clock time
+    is held to it; simulated times (npu-sim, the supervisor's own knowledge) are exempt."""
+    from farm.guard import plausibility
+
+    checks = entry.get("correctness") or {}
+    if simulated or entry.get("time_ms") is None or checks.get("overhead_ms") is None:
+        return []
+    found = plausibility.check_check_walls(
+        walls_ms=list(checks.get("walls_ms") or []),
+        reported_ms=entry["time_ms"],
+        overhead_ms=checks["overhead_ms"],
     )
     return [{**f.to_dict(), "workload": entry["id"]} for f in found]
 

@@ -119,6 +119,7 @@ class Evaluation:
         self.phases: dict[str, float] = {}
         self.limit_policy = opts.limit_policy or LimitPolicy.from_env()
         self.call_s: dict[str, float] = {}  # trusted wall time of a workload's last check (s)
+        self.check_ms: dict[str, list[float]] = {}  # the same, every round's (ms)
         # reference outputs made ahead, by (workload id, seed): (outputs, seconds)
         self.early: dict[tuple[str, int], tuple[list[torch.Tensor], float]] = {}
         self.no_ipc = cudaipc.unavailable_reason(target.torch_device)  # None: outputs on device
@@ -173,14 +174,18 @@ class Evaluation:
             self._calibrate_wall_clock(timed)
 
     def _calibrate_wall_clock(self, timed: list[Workload]) -> None:
-        """The wall-clock rule's yardstick where no eager baseline gives one: the timing loop
-        around a call that does nothing, measured here (farm.harness.reference). Simulated times
-        (npu-sim) are not wall-clock times."""
+        """The wall-clock rules' yardsticks, measured here (farm.harness.reference): the check
+        path around a call that does nothing (the check-wall rule), and, where no eager baseline
+        gives one, the timing loop around such a call. Simulated times (npu-sim) are not
+        wall-clock times."""
         if self.target.kind.simulated:
             return
         policy = self.target.policy(self.opts.policy)
         for w in timed:
             entry = self.entries[w.id]
+            entry["correctness"]["overhead_ms"] = reference.check_overhead_ms(
+                self.problem, w, self.target.torch_device
+            )
             if (entry["baseline_timing"] or {}).get("eager"):
                 continue
             entry["timing"]["harness_overhead_ms"] = reference.timing_overhead_ms(
@@ -376,10 +381,12 @@ class Evaluation:
             if errors:
                 break
             stats = self._last_stats
+            self.check_ms.setdefault(w.id, []).append(self.call_s[w.id] * 1000)
             r += 1
         status = report.status_of(errors)
         entry = report.workload_entry(self.problem, w, status, errors)
         entry["correctness"] = {"rounds": rounds if not errors else r + 1, **stats}
+        entry["correctness"]["walls_ms"] = self.check_ms.pop(w.id, [])
         return entry
 
     def _check_call(

@@ -15,10 +15,18 @@ from farm.harness import replies
 from farm.harness.budget import LimitPolicy
 from farm.harness.channel import WorkerProcess
 from farm.harness.timing import TimingPolicy, stop_rule
+from farm.result import WorkloadStatus
 
 RECHECKS = 8  # timed calls re-checked per timing, about (one per window when windows are long)
 MIN_RECHECKS = 3  # at least, from the last window when the draws gave fewer
 BUDGET_SLACK = 0.1  # a window may end this fraction of the budget past it
+# A pick reply only hands over outputs the worker kept when each call's timer stopped, so its
+# turnaround is bounded by a fixed cost (the request's round trip, a scheduler slice on a loaded
+# host, a GC pass in the worker) and the bytes at a rate no honest pipe falls below (the worker
+# copies the outputs to the CPU and writes them to a pipe, which runs at GB/s; 100 MB/s is ten
+# times below that). Computing a picked call only when asked shows as a late reply.
+PICKS_FIXED_MS = 100.0
+PICKS_MIN_BYTES_PER_MS = 100e6 / 1000
 # Checks one re-checked call: (call index, its outputs) -> errors (empty when correct).
 Verify = Callable[[int, list[torch.Tensor]], list[dict[str, Any]]]
 
@@ -54,6 +62,7 @@ class TimedRun:
     warmup_calls: int = 0
     windows: list[WindowRecord] = field(default_factory=list)
     rechecked: list[int] = field(default_factory=list)
+    picks_ms: list[float] = field(default_factory=list)  # each pick reply's turnaround
     sim: dict[str, Any] | None = None
     findings: list[dict[str, Any]] = field(default_factory=list)
     wall_ms: float = 0.0  # the whole request sequence, warm-up included (supervisor's clock)
@@ -72,6 +81,7 @@ class TimedRun:
             "windows_ms": self.window_means(),
             "windows": [w.to_json() for w in self.windows],
             "rechecked": self.rechecked,
+            "picks_ms": self.picks_ms,
             "warmup_calls": self.warmup_calls,
             "warmup_wall_ms": self.warmup_wall_ms,
             "sim": self.sim,
@@ -165,6 +175,21 @@ class WindowDriver:
         run.sim = run.sim or reply.sim
         return wall_ms / calls
 
+    def _late(self, turnaround_ms: float, tensors: list[torch.Tensor]) -> replies.Failure | None:
+        """LATE_PICKS when a pick reply took longer than handing over kept outputs can
+        (`picks_bound_ms` of the bytes it carried). Simulated devices are exempt: their times
+        are the simulator's, not the wall clock's (the supervisor's knowledge, not a label)."""
+        nbytes = sum(t.nbytes for t in tensors)
+        bound = picks_bound_ms(nbytes)
+        if self.simulated or turnaround_ms <= bound:
+            return None
+        detail = (
+            f"the outputs of the re-checked calls came {turnaround_ms:.1f} ms after they were "
+            f"asked for; handing over {nbytes} bytes of outputs kept when each call ended takes "
+            f"at most {bound:.1f} ms: the calls were computed only when asked for"
+        )
+        return replies.Failure("LATE_PICKS", WorkloadStatus.REJECTED, detail)
+
     def _draw(self, run: TimedRun) -> bool:
         """Whether to re-check a call of the window that just ran: with the probability that
         gives about RECHECKS re-checks over the budget's windows (every window when they are
@@ -182,14 +207,17 @@ class WindowDriver:
         picks = sorted(self.rng.sample(fresh, k=min(count, len(fresh))))
         if not picks:
             return
+        asked = time.perf_counter()
         header, tensors = self.worker.request(
             {"op": "picks", "calls": picks},
             timeout=self.limits.call_seconds(self.call_s * len(picks), first=False),
             max_bytes=self.pick_bytes * len(picks),
         )
+        turnaround_ms = (time.perf_counter() - asked) * 1000
+        run.picks_ms.append(turnaround_ms)
         picked = replies.picks(header, asked=picks, tensors=len(tensors))
-        if picked.failure is not None:
-            run.failure = picked.failure
+        run.failure = picked.failure or self._late(turnaround_ms, tensors)
+        if run.failure is not None:
             return
         began = time.perf_counter()
         offset = 0
@@ -200,3 +228,8 @@ class WindowDriver:
             if run.errors:
                 break
         run.verify_s += time.perf_counter() - began
+
+
+def picks_bound_ms(nbytes: int) -> float:
+    """The longest turnaround (ms) of a pick reply carrying `nbytes` bytes of kept outputs."""
+    return PICKS_FIXED_MS + nbytes / PICKS_MIN_BYTES_PER_MS

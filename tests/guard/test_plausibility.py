@@ -189,3 +189,34 @@ def test_a_periodic_slow_call_is_scored_at_the_windows_mean():
     # an honest kernel's windows agree with its median
     steady = [{"calls": n, "sum_ms": n * 0.0102} for n in (96, 160, 120)]
     assert scored_time(0.01, steady) == (0.01, "median")
+
+
+def _checked(time_ms, walls_ms, overhead_ms=0.2):
+    return {
+        "id": "w",
+        "time_ms": time_ms,
+        "correctness": {"rounds": len(walls_ms), "walls_ms": walls_ms, "overhead_ms": overhead_ms},
+    }
+
+
+def test_checked_calls_bound_the_reported_time_from_below():
+    from farm.guard.plausibility import CHECK_FIXED_MS, CHECK_WALL_RATIO
+    from farm.harness.report import check_wall_findings
+
+    # honest: the softmax__triton small workload on the CPU (a check round of 320 ms, scored
+    # 351 ms), and a first round that paid the compilation
+    assert check_wall_findings(_checked(351.0, [9000.0, 330.0, 320.0]), simulated=False) == []
+    # a 150 ms kernel that claims 1 us calls: its checked calls took 150 ms each
+    cheat = _checked(0.001, [160.0, 151.0, 153.0])
+    (finding,) = check_wall_findings(cheat, simulated=False)
+    assert finding["code"] == "CHECK_WALL_MISMATCH" and finding["workload"] == "w"
+    assert check_wall_findings(cheat, simulated=True) == []  # the supervisor's device decides
+    # the line: the warmest round less the allowance, at CHECK_WALL_RATIO x the reported time
+    edge = 10.0 * CHECK_WALL_RATIO + 2 * 0.2 + CHECK_FIXED_MS
+    assert check_wall_findings(_checked(10.0, [99.0, edge - 0.01]), simulated=False) == []
+    assert check_wall_findings(_checked(10.0, [99.0, edge + 0.01]), simulated=False)
+    # only the warm rounds count (the first pays compilation), and without them there is no rule
+    assert check_wall_findings(_checked(0.001, [500.0, 1.0, 1.0]), simulated=False) == []
+    assert check_wall_findings(_checked(0.001, [500.0]), simulated=False) == []
+    # no trusted overhead (not measured: simulated, or not timed) means no rule
+    assert check_wall_findings(_checked(0.001, [160.0, 151.0], None), simulated=False) == []
