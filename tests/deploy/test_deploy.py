@@ -258,7 +258,8 @@ PROMQL_WORDS = {"sum", "by", "max", "rate", "histogram_quantile", "le", "without
 def exported_metrics() -> set[str]:
     """Series names the server and agents export, from their metric definitions."""
     names: set[str] = set()
-    for path in (REPO / "leaderboard" / "metrics.py", REPO / "agents" / "metrics.py"):
+    sources = ("leaderboard/metrics.py", "leaderboard/web/gauges.py", "agents/metrics.py")
+    for path in (REPO / p for p in sources):
         for node in ast.walk(ast.parse(path.read_text())):
             if not (isinstance(node, ast.Call) and node.args):
                 continue
