@@ -38,7 +38,7 @@ from farm.harness.replies import BadReply
 from farm.harness.targets import Target, resolve_target
 from farm.harness.timing import TimingPolicy
 from farm.harness.windows import WindowDriver
-from farm.result import Mode, WorkloadStatus, reason
+from farm.result import Mode, Result, WorkloadStatus, reason
 from farm.sandbox import Limits, get_runner
 from farm.suite.loader import Suite, load_suite
 from farm.suite.model import Problem, Workload
@@ -138,7 +138,9 @@ class Evaluation:
         self.doc["environment"]["after"] = self.target.environment()
         report.finish(self.doc, self.problem, self.target, list(self.entries.values()), started)
         self.doc["timing"]["phases_s"] = self.phases
-        return self.doc
+        # the document leaves the supervisor through its typed form (farm.result), as every
+        # consumer reads it: a field of the wrong shape fails here, not on the server
+        return Result.from_json(self.doc).to_json()
 
     def _workloads(self) -> list[Workload]:
         every = self.mode == Mode.LEADERBOARD  # boards score every workload at its real size
