@@ -269,7 +269,7 @@ class Evaluation:
             return pool.candidate() if kind == "candidate" else pool.baseline(kind)
         workdir.mkdir(parents=True, exist_ok=True)
         runner = get_runner(self.opts.sandbox, vendor=self.target.kind.gpu_vendor)
-        largest = max((self._workload_bytes(w) for w in workloads), default=0)
+        largest = max((self._sandbox_bytes(w) for w in workloads), default=0)
         limits = self.limit_policy.sandbox_limits(
             self.opts.limits, workload_bytes=largest, gpu=self.target.kind.gpu
         )
@@ -557,6 +557,16 @@ class Evaluation:
         except (KeyError, ValueError, TypeError):
             return self.opts.limits.output_bytes  # outputs the spec cannot size (imports)
         return self.limit_policy.frame_bytes(nbytes, max(calls, 1))
+
+    def _sandbox_bytes(self, w: Workload) -> int:
+        """What the worker's host memory limit is sized by: the workload's bytes on GPUs (their
+        memory is watched on the device), at float32 width on CPU and npu-sim."""
+        if self.target.kind.gpu:
+            return self._workload_bytes(w)
+        try:
+            return self.problem.host_bytes(w)
+        except (KeyError, ValueError, TypeError):
+            return 0
 
     def _workload_bytes(self, w: Workload) -> int:
         try:

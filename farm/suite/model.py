@@ -183,6 +183,16 @@ class Problem:
         specs = (*self.inputs, *self.outputs)
         return sum(s.nbytes(w.axes, w.dtype) for s in specs)
 
+    def host_bytes(self, w: Workload) -> int:
+        """`io_bytes` with every tensor narrower than 4 bytes counted at float32 width: what an
+        honest kernel computing in float32 over bf16/fp16/fp8 data holds in host memory at once
+        (its intermediates), the measure of a CPU or npu-sim worker's memory limit."""
+        specs = (*self.inputs, *self.outputs)
+        return sum(
+            s.nbytes(w.axes, w.dtype) * max(1, 4 // DTYPE_SIZES[s.resolved_dtype(w.dtype)])
+            for s in specs
+        )
+
     def compulsory_bytes(self, w: Workload) -> float:
         """Fewest bytes one call must move through device memory on workload `w`."""
         if self.bytes == "io":
