@@ -112,6 +112,7 @@ class LocalFarm:
             "FARM_NODE_NAME": name,
             "FARM_HOME": str(self.workdir / "agents" / name),
             "FARM_AGENT_METRICS_PORT": "0",
+            "FARM_NPU_SIM_BOARD_SIZES": "small",  # a test farm: simulated boards stay small
             "FARM_AGENT_JOURNAL": str(self.workdir / f"journal-{name}.jsonl"),
             **extra,
         }

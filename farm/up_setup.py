@@ -83,6 +83,8 @@ def agent_env(
     }
     agent.setdefault("FARM_AGENT_METRICS_PORT", "0")
     agent.setdefault("FARM_NPU_SIM_SLOTS", "1")  # per node; there are two npu-sim nodes
+    # the demo scores in seconds: its simulated boards keep to the small workloads
+    agent.setdefault("FARM_NPU_SIM_BOARD_SIZES", "small")
     return agent
 
 
