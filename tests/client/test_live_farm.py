@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -97,6 +98,12 @@ def test_a_timing_result_reaches_the_board_with_its_interval(farm):
     assert run.verdict == "PASSED" and run.result is not None, run.raw
     timed = [w for w in run.result.workloads if w.time_ms is not None]  # all secret-seed here
     assert timed and all(w.interval and w.interval.low_ms <= w.time_ms for w in timed)
+    # a would-be first place is audited first: it shows on the board once the audit confirms it
+    deadline = time.monotonic() + 300
+    while run.audit == "pending" and time.monotonic() < deadline:
+        time.sleep(1)
+        run = client.run(run.id)
+    assert run.audit in ("", "confirmed"), run.audit_detail
     board = client.board("vector_add", "npu-sim-v1")
     (entry,) = [e for e in board.entries if e.run == run.id]
     assert entry.time_ms == pytest.approx(
