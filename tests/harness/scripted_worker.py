@@ -40,6 +40,8 @@ def main() -> int:
         if op == "bye":
             return 0
         if op == "setup":
+            import torch  # noqa: F401  (as the real worker: start-up costs before the first request)
+
             protocol.send(chan_out, {"op": "hello"})
             continue
         problem_dir = request.get("problem_dir", problem_dir)
