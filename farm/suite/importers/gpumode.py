@@ -143,6 +143,7 @@ def problem_draft(folder: Path, root: Path) -> common.ProblemDraft:
             variants=variants,
             source=SOURCE_DIR,
             kind=data_kind,
+            loader=common.SOURCE_LOADER,
         ),
         files=files,
         extra=extra,
@@ -356,23 +357,7 @@ _HERE = pathlib.Path(__file__).parent
 _DIR = _HERE / "{source}"
 
 
-def _load(path, folder=None):
-    before = set(sys.modules)
-    if folder:
-        sys.path.insert(0, str(folder))
-    try:
-        spec = importlib.util.spec_from_file_location(
-            "gpumode_" + path.stem + "_" + str(abs(hash(__file__))), path
-        )
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        if folder:
-            sys.path.remove(str(folder))
-            for name in set(sys.modules) - before:
-                if (getattr(sys.modules[name], "__file__", None) or "").startswith(str(folder)):
-                    del sys.modules[name]
-    return module
+{loader}
 
 
 _device = _load(_HERE / "device_neutral.py")

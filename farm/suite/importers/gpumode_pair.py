@@ -93,6 +93,7 @@ def problem_draft(
             entries=tuple(entries),
             names=names,
             forward=forward,
+            loader=common.SOURCE_LOADER,
         ),
         files=files,
         extra=extra,
@@ -158,19 +159,7 @@ FORWARD = {forward!r}  # the forward function's arguments
 _HERE = pathlib.Path(__file__).parent
 
 
-def _load(path, folder=None):
-    if folder:
-        sys.path.insert(0, str(folder))
-    try:
-        spec = importlib.util.spec_from_file_location(
-            "gpumode_" + path.stem + "_" + str(abs(hash(__file__))), path
-        )
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        if folder:
-            sys.path.remove(str(folder))
-    return module
+{loader}
 
 
 _device = _load(_HERE / "device_neutral.py")
