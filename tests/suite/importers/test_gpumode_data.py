@@ -23,6 +23,8 @@ def test_fp8_inputs_keep_their_dtype_and_destination_buffer(imported):
     assert problem.extra["writable_inputs"] == [3]  # c, which ref_kernel writes
     w = problem.workload("test-0")
     assert problem.io_bytes(w) == 16 * 64 + 32 * 64 + 16 * 4 + 2 * (16 * 32 * 2)
+    # host memory: the fp8 and bf16 tensors at float32 width
+    assert problem.host_bytes(w) == 4 * (16 * 64 + 32 * 64 + 16 + 2 * 16 * 32)
 
 
 def test_fp8_candidates_are_judged_by_the_sources_checker(imported):
