@@ -11,7 +11,9 @@ sets of them. The source files are kept verbatim in `source/` (with the nearest 
 them); `reference.py` draws a `seed` for `generate_input` from the harness's generator and runs
 the source with CUDA redirected to the evaluating device (device_neutral.py), so CUDA-only
 sources import and run on a CPU host. Data that is a tuple of tensors is passed as the inputs in
-order; a submission's `custom_kernel(data)` receives that tuple.
+order; a submission's `custom_kernel(data)` receives that tuple. Other data (nested containers,
+dataclasses, modules, non-tensor leaves) travels as its tensors and is rebuilt around them
+(structured.py) before custom_kernel receives it.
 """
 
 from __future__ import annotations
