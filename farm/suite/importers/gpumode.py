@@ -28,7 +28,6 @@ import yaml
 from farm.errors import SuiteError
 from farm.suite.importers import (
     common,
-    device_neutral,
     gpumode_pair,
     gpumode_shapes,
     probe,
@@ -36,7 +35,7 @@ from farm.suite.importers import (
 )
 from farm.suite.importers.loading import load_module
 
-SOURCE_DIR = "source"
+SOURCE_DIR = gpumode_pair.SOURCE_DIR
 VARIANT = "variant"  # the axis numbering a workload's set of non-axis parameters (1-based)
 
 
@@ -64,7 +63,7 @@ def problem_draft(folder: Path, root: Path) -> common.ProblemDraft:
     _check_runnable(folder / "reference.py")
     module = load_module(folder / "reference.py", search=[h.parent for h in helpers])
     if not hasattr(module, "generate_input") and gpumode_pair.applies(folder, module):
-        return gpumode_pair.problem_draft(folder, root, module, task)
+        return gpumode_pair.problem_draft(folder, root, module, task, helpers)
     for needed in ("generate_input", "ref_kernel"):
         if not hasattr(module, needed):
             raise SuiteError(f"{folder.name}/reference.py: defines no `{needed}`")
@@ -111,10 +110,7 @@ def problem_draft(folder: Path, root: Path) -> common.ProblemDraft:
     if requires:
         extra["requires_note"] = "fp4 inputs multiplied by torch._scaled_mm: fp4 matrix hardware"
     _mark_cpu_runnable(module, workloads, axes_names, variants, base, extra)
-    files = {f"{SOURCE_DIR}/{p.name}": p.read_text() for p in sorted(folder.glob("*.py"))}
-    files |= {f"{SOURCE_DIR}/{h.name}": h.read_text() for h in helpers}
-    files[f"{SOURCE_DIR}/task.yml"] = (folder / "task.yml").read_text()
-    files["device_neutral.py"] = Path(device_neutral.__file__).read_text()
+    files = gpumode_pair.source_files(folder, helpers)
     files["structured.py"] = Path(structured.__file__).read_text()
     prefix = "data_" if model.collapsed else "data"
     inputs = _specs(model.inputs, base.inputs, dtype, prefix, by_dtype=model.collapsed)

@@ -31,7 +31,7 @@ def applies(folder: Path, module: ModuleType) -> bool:
 
 
 def problem_draft(
-    folder: Path, root: Path, module: ModuleType, task: dict[str, Any]
+    folder: Path, root: Path, module: ModuleType, task: dict[str, Any], helpers: list[Path]
 ) -> common.ProblemDraft:
     entries, batch = _eval_facts(folder / "eval.py")
     names = list(inspect.signature(module.reference_backward).parameters)
@@ -65,9 +65,7 @@ def problem_draft(
         f"{entries[1]}({', '.join(names)}); one call runs both, as eval.py ranks them",
         "seeds": "the harness draws generate_inputs' seed (secret in leaderboard)",
     }
-    files = {f"{SOURCE_DIR}/{p.name}": p.read_text() for p in sorted(folder.glob("*.py"))}
-    files[f"{SOURCE_DIR}/task.yml"] = (folder / "task.yml").read_text()
-    files["device_neutral.py"] = Path(device_neutral.__file__).read_text()
+    files = source_files(folder, helpers)
     inputs = [_spec(n, s, d) for n, s, (_, d) in zip(names, model.inputs, base.inputs)]
     outputs = [
         _spec(n, s, d) for n, s, (_, d) in zip(("loss", "grad"), model.outputs, base.outputs)
@@ -98,6 +96,16 @@ def problem_draft(
         files=files,
         extra=extra,
     )
+
+
+def source_files(folder: Path, helpers: list[Path]) -> dict[str, str]:
+    """A GPU MODE problem's files as the imported problem keeps them (both layouts): its .py
+    files, the `helpers` above it (utils.py) and task.yml verbatim under SOURCE_DIR, and
+    device_neutral.py beside reference.py."""
+    kept = [*sorted(folder.glob("*.py")), *helpers, folder / "task.yml"]
+    files = {f"{SOURCE_DIR}/{p.name}": p.read_text() for p in kept}
+    files["device_neutral.py"] = Path(device_neutral.__file__).read_text()
+    return files
 
 
 def _eval_facts(path: Path) -> tuple[list[str], int]:
