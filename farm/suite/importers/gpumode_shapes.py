@@ -35,17 +35,14 @@ def model(
 ) -> tuple[Callable[[dict[str, int]], probe.Probe], probe.ShapeModel]:
     """(probe_at, shape model): per tensor when the tensors follow the axes, else collapsed
     per dtype with every dim a derived axis. Each axis point is probed once, however often it
-    is asked for (the shape model, the FLOP formula and the workloads ask for the same ones)."""
-    probes: dict[tuple[tuple[str, int], ...], probe.Probe] = {}
+    is asked for (probe.memoised)."""
 
+    @probe.memoised
     def probe_at(at: dict[str, int]) -> probe.Probe:
-        key = tuple(sorted(at.items()))
-        if key not in probes:
-            spec = spec_of(at)
-            probes[key] = probe.fake_probe(
-                lambda: forward(module, spec, "cpu"), real=lambda: forward_real(module, spec)
-            )
-        return probes[key]
+        spec = spec_of(at)
+        return probe.fake_probe(
+            lambda: forward(module, spec, "cpu"), real=lambda: forward_real(module, spec)
+        )
 
     try:
         return probe_at, probe.shape_model(probe_at, axes)
