@@ -43,26 +43,6 @@ LOW_PRECISION_TOLERANCE = {
     d: {"atol": 0.0, "rtol": 0.0} if d == "float4_e2m1fn_x2" else {"atol": 0.125, "rtol": 0.125}
     for d in LOW_PRECISION_FLOATS
 }
-# `_load(path, folder=None)` of the reference.py the GPU MODE importers write: imports a file kept
-# beside it; modules the file imports from `folder` (its utils.py) leave sys.modules afterwards,
-# so that the next problem's `import utils` finds its own.
-SOURCE_LOADER = """def _load(path, folder=None):
-    before = set(sys.modules)
-    if folder:
-        sys.path.insert(0, str(folder))
-    try:
-        spec = importlib.util.spec_from_file_location(
-            "gpumode_" + path.stem + "_" + str(abs(hash(__file__))), path
-        )
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        if folder:
-            sys.path.remove(str(folder))
-            for name in set(sys.modules) - before:
-                if (getattr(sys.modules[name], "__file__", None) or "").startswith(str(folder)):
-                    del sys.modules[name]
-    return module"""
 _CATEGORY_WORDS = [
     ("attention", ("attention", "attn", "sdpa")),
     ("convolution", ("conv",)),

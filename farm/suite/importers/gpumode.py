@@ -141,7 +141,7 @@ def problem_draft(folder: Path, root: Path) -> common.ProblemDraft:
             variants=variants,
             source=SOURCE_DIR,
             kind=data_kind,
-            loader=common.SOURCE_LOADER,
+            loader=gpumode_pair.SOURCE_LOADER,
         ),
         files=files,
         extra=extra,

@@ -9,6 +9,9 @@ the median time of one forward plus one backward. The imported problem keeps all
 call is forward then backward on one set of inputs (what eval.py ranks), its outputs are the two
 results, and its checker is eval.py's. The batch size becomes an axis (eval.py's value on every
 source workload) so that a small copy can exist for CPU and npu-sim.
+
+What both GPU MODE layouts share lives here too (gpumode.py imports this module): the files kept
+(`source_files`) and reference.py's loader of them (`SOURCE_LOADER`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,26 @@ from farm.suite.importers import common, device_neutral, probe
 
 NEEDED = ("generate_inputs", "reference_forward", "reference_backward", "ATOL", "RTOL")
 SOURCE_DIR = "source"
+# `_load(path, folder=None)` of the reference.py the GPU MODE importers write: imports a file kept
+# beside it; modules the file imports from `folder` (its utils.py) leave sys.modules afterwards,
+# so that the next problem's `import utils` finds its own.
+SOURCE_LOADER = """def _load(path, folder=None):
+    before = set(sys.modules)
+    if folder:
+        sys.path.insert(0, str(folder))
+    try:
+        spec = importlib.util.spec_from_file_location(
+            "gpumode_" + path.stem + "_" + str(abs(hash(__file__))), path
+        )
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        if folder:
+            sys.path.remove(str(folder))
+            for name in set(sys.modules) - before:
+                if (getattr(sys.modules[name], "__file__", None) or "").startswith(str(folder)):
+                    del sys.modules[name]
+    return module"""
 
 
 def applies(folder: Path, module: ModuleType) -> bool:
@@ -91,7 +114,7 @@ def problem_draft(
             entries=tuple(entries),
             names=names,
             forward=forward,
-            loader=common.SOURCE_LOADER,
+            loader=SOURCE_LOADER,
         ),
         files=files,
         extra=extra,
