@@ -67,6 +67,7 @@ def _farm_verdict(
     """The farm's verdict and, when it is not PASSED, the first reason that says why."""
     from farm.errors import FarmError
     from farm.harness.supervisor import evaluate
+    from farm.result import Result
 
     try:
         doc = evaluate(
@@ -74,11 +75,10 @@ def _farm_verdict(
         )
     except FarmError as exc:
         return f"farm error: {exc}", ""
-    reasons = list(doc.get("reasons") or [])
-    for w in doc.get("workloads") or []:
-        reasons += w.get("reasons") or []
-    why = next((f"{r.get('code')}: {r.get('detail')}" for r in reasons if r.get("detail")), "")
-    return str(doc["verdict"]), why[:400]
+    result = Result.from_json(doc)
+    reasons = [*result.reasons, *(e for w in result.workloads for e in w.errors)]
+    why = next((f"{r.code}: {r.detail}" for r in reasons if r.detail), "")
+    return result.verdict.value, why[:400]
 
 
 # --- candidates -------------------------------------------------------------------------------

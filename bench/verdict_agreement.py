@@ -154,8 +154,9 @@ def run(device: str, out: Path | None, jobs: int, only: list[str]) -> None:
             rows += done
             for r in done:
                 print(f"row: {json.dumps(r)}", file=sys.stderr, flush=True)
-    # Judges that ran out of device memory beside the others are judged again, one at a time.
-    again = sorted({(r["suite"], r["problem"]) for r in rows if _out_of_memory(r)})
+    # Judges that ran out of device memory beside the others are judged again, one at a time
+    # (with --jobs 1 there were no others: judging again would only repeat the same run).
+    again = sorted({(r["suite"], r["problem"]) for r in rows if jobs > 1 and _out_of_memory(r)})
     rows = [r for r in rows if (r["suite"], r["problem"]) not in again]
     for fmt, name in again:
         try:

@@ -81,11 +81,12 @@ class TensorSpec:
     def resolved_shape(self, axes: dict[str, int]) -> tuple[int, ...]:
         return tuple(int(formulas.evaluate(d, axes)) for d in self.shape)
 
-    def nbytes(self, axes: dict[str, int], workload_dtype: str) -> int:
+    def nbytes(self, axes: dict[str, int], workload_dtype: str, *, widest: int = 1) -> int:
+        """Bytes of the tensor, each element counted at `widest` bytes when it is narrower."""
         n = 1
         for d in self.resolved_shape(axes):
             n *= d
-        return n * DTYPE_SIZES[self.resolved_dtype(workload_dtype)]
+        return n * max(widest, DTYPE_SIZES[self.resolved_dtype(workload_dtype)])
 
 
 @dataclass(frozen=True)
@@ -178,20 +179,16 @@ class Problem:
         """FLOPs of one call on workload `w`."""
         return formulas.evaluate(self.flops, w.variables())
 
-    def io_bytes(self, w: Workload) -> int:
-        """Bytes of every input plus every output tensor of `w`."""
-        specs = (*self.inputs, *self.outputs)
-        return sum(s.nbytes(w.axes, w.dtype) for s in specs)
+    def io_bytes(self, w: Workload, *, widest: int = 1) -> int:
+        """Bytes of every input plus every output tensor of `w` (elements narrower than
+        `widest` bytes counted at `widest`)."""
+        return sum(s.nbytes(w.axes, w.dtype, widest=widest) for s in (*self.inputs, *self.outputs))
 
     def host_bytes(self, w: Workload) -> int:
         """`io_bytes` with every tensor narrower than 4 bytes counted at float32 width: what an
         honest kernel computing in float32 over bf16/fp16/fp8 data holds in host memory at once
         (its intermediates), the measure of a CPU or npu-sim worker's memory limit."""
-        specs = (*self.inputs, *self.outputs)
-        return sum(
-            s.nbytes(w.axes, w.dtype) * max(1, 4 // DTYPE_SIZES[s.resolved_dtype(w.dtype)])
-            for s in specs
-        )
+        return self.io_bytes(w, widest=4)
 
     def compulsory_bytes(self, w: Workload) -> float:
         """Fewest bytes one call must move through device memory on workload `w`."""

@@ -11,7 +11,9 @@ sets of them. The source files are kept verbatim in `source/` (with the nearest 
 them); `reference.py` draws a `seed` for `generate_input` from the harness's generator and runs
 the source with CUDA redirected to the evaluating device (device_neutral.py), so CUDA-only
 sources import and run on a CPU host. Data that is a tuple of tensors is passed as the inputs in
-order; a submission's `custom_kernel(data)` receives that tuple.
+order; a submission's `custom_kernel(data)` receives that tuple. Other data (nested containers,
+dataclasses, modules, non-tensor leaves) travels as its tensors and is rebuilt around them
+(structured.py) before custom_kernel receives it.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ import yaml
 from farm.errors import SuiteError
 from farm.suite.importers import (
     common,
-    device_neutral,
     gpumode_pair,
     gpumode_shapes,
     probe,
@@ -34,7 +35,7 @@ from farm.suite.importers import (
 )
 from farm.suite.importers.loading import load_module
 
-SOURCE_DIR = "source"
+SOURCE_DIR = gpumode_pair.SOURCE_DIR
 VARIANT = "variant"  # the axis numbering a workload's set of non-axis parameters (1-based)
 
 
@@ -62,7 +63,7 @@ def problem_draft(folder: Path, root: Path) -> common.ProblemDraft:
     _check_runnable(folder / "reference.py")
     module = load_module(folder / "reference.py", search=[h.parent for h in helpers])
     if not hasattr(module, "generate_input") and gpumode_pair.applies(folder, module):
-        return gpumode_pair.problem_draft(folder, root, module, task)
+        return gpumode_pair.problem_draft(folder, root, module, task, helpers)
     for needed in ("generate_input", "ref_kernel"):
         if not hasattr(module, needed):
             raise SuiteError(f"{folder.name}/reference.py: defines no `{needed}`")
@@ -109,10 +110,7 @@ def problem_draft(folder: Path, root: Path) -> common.ProblemDraft:
     if requires:
         extra["requires_note"] = "fp4 inputs multiplied by torch._scaled_mm: fp4 matrix hardware"
     _mark_cpu_runnable(module, workloads, axes_names, variants, base, extra)
-    files = {f"{SOURCE_DIR}/{p.name}": p.read_text() for p in sorted(folder.glob("*.py"))}
-    files |= {f"{SOURCE_DIR}/{h.name}": h.read_text() for h in helpers}
-    files[f"{SOURCE_DIR}/task.yml"] = (folder / "task.yml").read_text()
-    files["device_neutral.py"] = Path(device_neutral.__file__).read_text()
+    files = gpumode_pair.source_files(folder, helpers)
     files["structured.py"] = Path(structured.__file__).read_text()
     prefix = "data_" if model.collapsed else "data"
     inputs = _specs(model.inputs, base.inputs, dtype, prefix, by_dtype=model.collapsed)
@@ -143,6 +141,7 @@ def problem_draft(folder: Path, root: Path) -> common.ProblemDraft:
             variants=variants,
             source=SOURCE_DIR,
             kind=data_kind,
+            loader=gpumode_pair.SOURCE_LOADER,
         ),
         files=files,
         extra=extra,
@@ -356,23 +355,7 @@ _HERE = pathlib.Path(__file__).parent
 _DIR = _HERE / "{source}"
 
 
-def _load(path, folder=None):
-    before = set(sys.modules)
-    if folder:
-        sys.path.insert(0, str(folder))
-    try:
-        spec = importlib.util.spec_from_file_location(
-            "gpumode_" + path.stem + "_" + str(abs(hash(__file__))), path
-        )
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        if folder:
-            sys.path.remove(str(folder))
-            for name in set(sys.modules) - before:
-                if (getattr(sys.modules[name], "__file__", None) or "").startswith(str(folder)):
-                    del sys.modules[name]
-    return module
+{loader}
 
 
 _device = _load(_HERE / "device_neutral.py")

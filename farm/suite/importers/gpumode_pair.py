@@ -9,6 +9,9 @@ the median time of one forward plus one backward. The imported problem keeps all
 call is forward then backward on one set of inputs (what eval.py ranks), its outputs are the two
 results, and its checker is eval.py's. The batch size becomes an axis (eval.py's value on every
 source workload) so that a small copy can exist for CPU and npu-sim.
+
+What both GPU MODE layouts share lives here too (gpumode.py imports this module): the files kept
+(`source_files`) and reference.py's loader of them (`SOURCE_LOADER`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,26 @@ from farm.suite.importers import common, device_neutral, probe
 
 NEEDED = ("generate_inputs", "reference_forward", "reference_backward", "ATOL", "RTOL")
 SOURCE_DIR = "source"
+# `_load(path, folder=None)` of the reference.py the GPU MODE importers write: imports a file kept
+# beside it; modules the file imports from `folder` (its utils.py) leave sys.modules afterwards,
+# so that the next problem's `import utils` finds its own.
+SOURCE_LOADER = """def _load(path, folder=None):
+    before = set(sys.modules)
+    if folder:
+        sys.path.insert(0, str(folder))
+    try:
+        spec = importlib.util.spec_from_file_location(
+            "gpumode_" + path.stem + "_" + str(abs(hash(__file__))), path
+        )
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        if folder:
+            sys.path.remove(str(folder))
+            for name in set(sys.modules) - before:
+                if (getattr(sys.modules[name], "__file__", None) or "").startswith(str(folder)):
+                    del sys.modules[name]
+    return module"""
 
 
 def applies(folder: Path, module: ModuleType) -> bool:
@@ -31,7 +54,7 @@ def applies(folder: Path, module: ModuleType) -> bool:
 
 
 def problem_draft(
-    folder: Path, root: Path, module: ModuleType, task: dict[str, Any]
+    folder: Path, root: Path, module: ModuleType, task: dict[str, Any], helpers: list[Path]
 ) -> common.ProblemDraft:
     entries, batch = _eval_facts(folder / "eval.py")
     names = list(inspect.signature(module.reference_backward).parameters)
@@ -65,9 +88,7 @@ def problem_draft(
         f"{entries[1]}({', '.join(names)}); one call runs both, as eval.py ranks them",
         "seeds": "the harness draws generate_inputs' seed (secret in leaderboard)",
     }
-    files = {f"{SOURCE_DIR}/{p.name}": p.read_text() for p in sorted(folder.glob("*.py"))}
-    files[f"{SOURCE_DIR}/task.yml"] = (folder / "task.yml").read_text()
-    files["device_neutral.py"] = Path(device_neutral.__file__).read_text()
+    files = source_files(folder, helpers)
     inputs = [_spec(n, s, d) for n, s, (_, d) in zip(names, model.inputs, base.inputs)]
     outputs = [
         _spec(n, s, d) for n, s, (_, d) in zip(("loss", "grad"), model.outputs, base.outputs)
@@ -93,10 +114,21 @@ def problem_draft(
             entries=tuple(entries),
             names=names,
             forward=forward,
+            loader=SOURCE_LOADER,
         ),
         files=files,
         extra=extra,
     )
+
+
+def source_files(folder: Path, helpers: list[Path]) -> dict[str, str]:
+    """A GPU MODE problem's files as the imported problem keeps them (both layouts): its .py
+    files, the `helpers` above it (utils.py) and task.yml verbatim under SOURCE_DIR, and
+    device_neutral.py beside reference.py."""
+    kept = [*sorted(folder.glob("*.py")), *helpers, folder / "task.yml"]
+    files = {f"{SOURCE_DIR}/{p.name}": p.read_text() for p in kept}
+    files["device_neutral.py"] = Path(device_neutral.__file__).read_text()
+    return files
 
 
 def _eval_facts(path: Path) -> tuple[list[str], int]:
@@ -158,19 +190,7 @@ FORWARD = {forward!r}  # the forward function's arguments
 _HERE = pathlib.Path(__file__).parent
 
 
-def _load(path, folder=None):
-    if folder:
-        sys.path.insert(0, str(folder))
-    try:
-        spec = importlib.util.spec_from_file_location(
-            "gpumode_" + path.stem + "_" + str(abs(hash(__file__))), path
-        )
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        if folder:
-            sys.path.remove(str(folder))
-    return module
+{loader}
 
 
 _device = _load(_HERE / "device_neutral.py")

@@ -34,8 +34,10 @@ def model(
     spec_of: Spec, axes: dict[str, int], module: ModuleType
 ) -> tuple[Callable[[dict[str, int]], probe.Probe], probe.ShapeModel]:
     """(probe_at, shape model): per tensor when the tensors follow the axes, else collapsed
-    per dtype with every dim a derived axis."""
+    per dtype with every dim a derived axis. Each axis point is probed once, however often it
+    is asked for (probe.memoised)."""
 
+    @probe.memoised
     def probe_at(at: dict[str, int]) -> probe.Probe:
         spec = spec_of(at)
         return probe.fake_probe(

@@ -56,13 +56,10 @@ def problem_draft(path: Path, root: Path) -> common.ProblemDraft:
     constants = {
         k: v for k, v in vars(module).items() if type(v) is int and not k.startswith("_") and v > 0
     }
-    probes: dict[tuple[tuple[str, int], ...], probe.Probe] = {}
+    probed = probe.memoised(lambda at: probe.fake_probe(lambda: _forward(module, at)))
 
     def probe_at(axes: dict[str, int]) -> probe.Probe:
-        key = tuple(sorted({**constants, **axes}.items()))
-        if key not in probes:  # every point is probed once, however often it is asked for
-            probes[key] = probe.fake_probe(lambda: _forward(module, dict(key)))
-        return probes[key]
+        return probed({**constants, **axes})
 
     base = probe_at(constants)
     axes = {k: v for k, v in constants.items() if _moves(probe_at, constants, k, base)}

@@ -58,6 +58,21 @@ def describe(tensors: list[Any]) -> list[tuple[tuple[int, ...], str]]:
     return out
 
 
+def memoised(probe_at: Callable[[dict[str, int]], Probe]) -> Callable[[dict[str, int]], Probe]:
+    """`probe_at` run once per axis point, however often the point is asked for (the shape
+    model, the FLOP formula and the workloads ask for the same points; each probe runs the
+    source)."""
+    probes: dict[tuple[tuple[str, int], ...], Probe] = {}
+
+    def at(axes: dict[str, int]) -> Probe:
+        key = tuple(sorted(axes.items()))
+        if key not in probes:
+            probes[key] = probe_at(dict(key))
+        return probes[key]
+
+    return at
+
+
 def fake_mode() -> Any:
     """A FakeTensorMode that accepts real tensors (a source's module-level constants)."""
     from torch._subclasses.fake_tensor import FakeTensorMode

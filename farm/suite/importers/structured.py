@@ -161,7 +161,8 @@ def unflatten(structure, tensors):
 
 
 def kind(data):
-    """ "tensor", "tuple" (a flat tuple or list of tensors) or "structured"."""
+    """ "tensor", "tuple" (a flat tuple of tensors) or "structured" (a list of tensors too: it
+    is rebuilt as a list)."""
     if isinstance(data, torch.Tensor):
         return "tensor"
     if isinstance(data, tuple) and all(isinstance(t, torch.Tensor) for t in data):

@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 from farm.suite.loader import load_suite
-from tests.suite.importers.conftest import SUBMISSIONS, evaluate, import_suite
+from tests.suite.importers.conftest import SUBMISSIONS, evaluate
 
 SUITE = "gm-test"
 
 
-def test_import_keeps_tests_and_benchmarks_as_workloads(farm_home):
-    assert import_suite("gpumode", SUITE) == 0
+def test_import_keeps_tests_and_benchmarks_as_workloads(imported):
+    """The fixture suite, imported once for the session (conftest.py: `import_suite` exits 0)."""
     suite = load_suite(SUITE)
     assert set(suite.problems) == {
         "pmpp-scaled_sum",

@@ -23,6 +23,8 @@ def test_fp8_inputs_keep_their_dtype_and_destination_buffer(imported):
     assert problem.extra["writable_inputs"] == [3]  # c, which ref_kernel writes
     w = problem.workload("test-0")
     assert problem.io_bytes(w) == 16 * 64 + 32 * 64 + 16 * 4 + 2 * (16 * 32 * 2)
+    # host memory: the fp8 and bf16 tensors at float32 width
+    assert problem.host_bytes(w) == 4 * (16 * 64 + 32 * 64 + 16 + 2 * 16 * 32)
 
 
 def test_fp8_candidates_are_judged_by_the_sources_checker(imported):
@@ -64,7 +66,9 @@ def test_forward_backward_problem_is_judged_as_its_eval_py_judges(imported):
     """A problem whose eval.py imports two functions (princeton/cross_entropy_py's format):
     its batch size becomes an axis, a call runs forward then backward, eval.py's allclose
     judges both outputs."""
-    problem = load_suite(SUITE).problem("pair-row_loss_py")
+    suite = load_suite(SUITE)
+    problem = suite.problem("pair-row_loss_py")
+    assert (suite.root / problem.name / "source" / "utils.py").is_file()  # its ATOL, RTOL
     assert problem.workload("test-0").axes == {"batch_size": 64, "vocab_size": 256}
     assert [s.name for s in problem.outputs] == ["loss", "grad"]
     doc = evaluate(SUBMISSIONS / "row_loss_pair.py", SUITE, "pair-row_loss_py")
