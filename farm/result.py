@@ -246,8 +246,7 @@ class TimingSummary:
 class WorkloadEntry:
     """One workload of a result. Times in ms: `time_ms` the candidate's median, `sol_ms` the
     speed-of-light time, `baseline_ms` and `speedup` keyed by baseline ("eager", "compile");
-    `secret` is true for an entry run on secret-seed inputs (leaderboard mode), `shape` the
-    suite workload id such an entry was drawn from when it differs from `id`."""
+    `secret` is true for an entry run on secret-seed inputs (leaderboard mode)."""
 
     id: str
     status: WorkloadStatus
@@ -259,7 +258,6 @@ class WorkloadEntry:
     baseline_timing: dict[str, TimingSummary] = field(default_factory=dict)
     errors: list[Reason] = field(default_factory=list)
     secret: bool = False
-    shape: str | None = None
     speedup: dict[str, float | None] = field(default_factory=dict)
     fraction_of_sol: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -290,7 +288,6 @@ class WorkloadEntry:
             baseline_timing=_baseline_timing(f),
             errors=[Reason.from_json(e, w) for e, w in f.elements("errors", required=False)],
             secret=f.flag("secret"),
-            shape=f.text("shape", required=False),
             speedup=_nums(f, "speedup"),
             fraction_of_sol=f.number("fraction_of_sol", required=False),
             extra=f.rest(),
@@ -309,8 +306,6 @@ class WorkloadEntry:
             "sol_score": self.sol_score,
             "secret": self.secret,
         }
-        if self.shape is not None:
-            out["shape"] = self.shape
         if self.speedup:
             out["speedup"] = dict(self.speedup)
         out["fraction_of_sol"] = self.fraction_of_sol

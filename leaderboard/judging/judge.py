@@ -80,12 +80,13 @@ def judge(*, result: Result, suite: str, suite_hash: str, problem: str, hardware
 def _server_bounds(
     farm_problem: Problem | None, w: WorkloadEntry, hardware: str, missing: str
 ) -> tuple[float | None, float]:
-    """(SOL ms or None, floor ms) computed here for the workload's shape; raises one of
-    farm_bridge.UNRESOLVABLE when the shape or its floor cannot be resolved (`missing`: why the
+    """(SOL ms or None, floor ms) computed here for the server's own copy of workload `w.id`
+    (nothing in the document sizes it); raises one of farm_bridge.UNRESOLVABLE when the workload
+    or its floor cannot be resolved (`missing`: why the
     problem could not)."""
     if farm_problem is None:
         raise FarmError(missing)
-    workload = farm_problem.workload(w.shape or w.id)
+    workload = farm_problem.workload(w.id)
     bound = farm_bridge.sol_on(farm_problem, workload, hardware)
     floor = farm_bridge.floor_ms(farm_problem, workload, hardware)
     return (bound.time_ms if bound else None), floor

@@ -77,3 +77,20 @@ def test_every_stored_interval_shape_gives_the_same_row():
         j = judge(result=result, suite=SUITE, suite_hash=pinned, problem="vector_add", hardware=GPU)
         rows.append((j.rows[0]["ci_low_ms"], j.rows[0]["ci_high_ms"]))
     assert rows == [(4.0, 6.0)] * 3
+
+
+def test_the_floor_is_the_servers_own_workload_whatever_the_document_names():
+    """A time under the big workload's floor stays REJECTED however the document dresses the
+    entry: a `shape` naming the small workload is kept as an unknown key and sizes nothing."""
+    pinned = farm_bridge.suite_load(SUITE).hash
+    problem = farm_bridge.suite_load(SUITE).problem("vector_add")
+    big = farm_bridge.floor_ms(problem, problem.workload("big"), GPU)
+    small = farm_bridge.floor_ms(problem, problem.workload("small"), GPU)
+    assert small < big
+    claimed = (small + big) / 2
+    base = {"id": "big", "status": "PASSED", "time_ms": claimed, "sol_ms": None, "sol_score": None}
+    entry = WorkloadEntry.from_json({**base, "baseline_ms": {}, "shape": "small"})
+    result = replace(document("big", suite_hash=pinned), workloads=[entry])
+    j = judge(result=result, suite=SUITE, suite_hash=pinned, problem="vector_add", hardware=GPU)
+    assert j.verdict == "REJECTED"
+    assert [r["code"] for r in j.reasons] == ["ROOFLINE_FLOOR"]
