@@ -85,8 +85,14 @@ def run_one(path: Path, device: str, mode: str, runtime_only: bool = False) -> d
             f"{r['code']}: {' '.join(r['detail'].split())[:160]}" for r in doc["reasons"][:2]
         ]
         findings = sorted({f["code"] for f in doc["guard"]["findings"]})
+        rejecting = [f for f in doc["guard"]["findings"] if f["severity"] == "reject"]
+        details = [f"{f['code']}: {f.get('detail', '')}"[:400] for f in rejecting[:3]]
+        env = doc.get("environment", {})
+        memory = {w["id"]: w["memory"] for w in doc["workloads"] if "memory" in w}
+        statuses = {w["id"]: w["status"] for w in doc["workloads"]}
     except Exception as exc:  # a farm failure is a row of the table, not the end of the run
         verdict, reasons, findings = "FARM_ERROR", [f"{type(exc).__name__}: {exc}"[:200]], []
+        env, memory, statuses, details = {}, {}, {}, []
     return {
         "file": str(path.relative_to(TESTS)),
         "problem": header["problem"],
@@ -96,6 +102,11 @@ def run_one(path: Path, device: str, mode: str, runtime_only: bool = False) -> d
         "wall_s": round(time.monotonic() - start, 1),
         "reasons": reasons,
         "findings": findings,
+        "finding_details": details,  # the first rejecting findings, as the guard worded them
+        "sandbox": env.get("sandbox"),
+        "output_transport": env.get("output_transport"),
+        "statuses": statuses,
+        "memory": memory,  # on GPUs: each workload's device peak and limit, as the watch saw
     }
 
 

@@ -4,7 +4,8 @@ A flat limit is either too tight for the largest problem or far too loose for th
 12 GiB allocation or a 10-minute hang in a 64x256 softmax). Every limit here is a floor plus a
 stated factor times what the workload itself needs:
 - memory: factor x (inputs + outputs + the reference's own peak), plus the floor an interpreter
-  with torch needs (host memory for CPU devices; device memory, watched from outside, on GPUs);
+  with torch needs (host memory for CPU devices; device memory, watched from outside, on GPUs),
+  plus what the harness itself keeps in the worker (a timing window's captured outputs);
 - time: the trusted side times the reference on each workload's inputs itself; a candidate call
   may take factor x that plus a floor, the first call of a workload also a compile allowance
   (Triton JIT, torch.compile); a timing window four times what the supervisor expects of it;
@@ -40,6 +41,8 @@ class LimitPolicy:
     compile_s: float = 20.0  # extra for a workload's first call (JIT, autotuning)
     load_s: float = 300.0  # import, including load_inline's C++/CUDA build
     output_slack: int = 1 * MiB
+    keep_factor: float = 2.0  # a timing window's kept outputs, x the workload's bytes
+    keep_floor: int = 512 * MiB  # ... plus this
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> LimitPolicy:
@@ -78,18 +81,27 @@ class LimitPolicy:
         within the timing budget, so a window that overruns its expectation this far is a hang."""
         return self.call_floor_s + 4 * expected_ms / 1000 + 2 * call_s
 
+    def kept_bytes(self, workload_bytes: int) -> int:
+        """Memory for one timing window's kept outputs (the calls' captures the worker holds
+        until the supervisor names the re-checked ones). They are the harness's, not the
+        submission's: every memory limit adds them to the submission's allowance."""
+        return int(self.keep_factor * workload_bytes) + self.keep_floor
+
     def keep_calls(self, output_bytes: int, workload_bytes: int) -> int:
         """The most calls of one timing window whose outputs (`output_bytes` each) the worker
-        may keep until the supervisor names the re-checked ones: what the memory budget leaves
-        beyond the workload's own inputs and outputs (twice them, plus a quarter of the floor)."""
-        spare = (self.memory_factor - 2) * workload_bytes + self.gpu_memory_floor // 4
-        return max(1, int(spare // max(output_bytes, 1)))
+        may keep: as many as `kept_bytes` holds."""
+        return max(1, self.kept_bytes(workload_bytes) // max(output_bytes, 1))
 
     def memory_bytes(self, workload_bytes: int) -> int:
-        return self.host_memory_floor + int(self.memory_factor * workload_bytes)
+        """Host memory of a worker whose workload needs `workload_bytes`."""
+        allowance = self.host_memory_floor + int(self.memory_factor * workload_bytes)
+        return allowance + self.kept_bytes(workload_bytes)
 
-    def gpu_memory_bytes(self, workload_bytes: int) -> int:
-        return self.gpu_memory_floor + int(self.memory_factor * workload_bytes)
+    def gpu_memory_bytes(self, workload_bytes: int, peak: int = 0) -> int:
+        """Device memory of a worker whose workload needs `workload_bytes` (inputs + outputs)
+        and whose reference peaked at `peak` bytes on the device (the trusted side measured)."""
+        allowance = self.gpu_memory_floor + int(self.memory_factor * max(workload_bytes, peak))
+        return allowance + self.kept_bytes(workload_bytes)
 
     def sandbox_limits(self, base: Limits, *, workload_bytes: int, gpu: bool) -> Limits:
         """The sandbox's limits for an evaluation whose largest workload needs `workload_bytes`

@@ -81,6 +81,7 @@ class WorkerProcess:
         self._drain = threading.Thread(target=self._read_stderr, daemon=True)
         self._drain.start()
         self._greeted = False
+        self.gpu_peak = 0  # the most device memory the watch saw the sandbox hold (bytes)
         self.send({"op": "setup", "device": spec.device, "gpu_memory_bytes": spec.gpu_memory_bytes})
         if wait:
             self.ready()
@@ -131,9 +132,10 @@ class WorkerProcess:
                 box["error"] = exc
 
         reader = threading.Thread(target=read, daemon=True)
-        with MemoryWatch(self.proc, self.spec.device_index, watch, self._rss_limit):
+        with MemoryWatch(self.proc, self.spec.device_index, watch, self._rss_limit) as seen:
             reader.start()
             reader.join(timeout)
+        self.gpu_peak = max(self.gpu_peak, seen.peak_gpu)
         if reader.is_alive():
             self.kill()
             raise WorkerDied(
@@ -192,7 +194,8 @@ class WorkerProcess:
         if end.limit in _LIMIT_CODES:
             status, code = _LIMIT_CODES[end.limit]
             limit = getattr(self.spec.limits, end.limit, None)
-            shown = f" ({_amount(end.limit, limit)})" if limit else ""
+            seen = getattr(self.proc, "limit_seen", "") or (limit and _amount(end.limit, limit))
+            shown = f" ({seen})" if seen else ""
             return WorkerDied(
                 status, f"killed at the {end.limit} limit{shown}\n{tail}".strip(), code
             )
@@ -226,6 +229,10 @@ def worker_env(spec: WorkerSpec) -> dict[str, str]:
         "TORCHINDUCTOR_CACHE_DIR": str(spec.workdir / "inductor-cache"),
         "TORCH_EXTENSIONS_DIR": str(spec.workdir / "torch-extensions"),
         "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+        # Inductor compiles in the worker's own process: its default pool of compile processes
+        # would outlive every torch.compile call, and a child process left behind by a call is
+        # work outside the timer the guard rejects (PROCESS_LEFT_RUNNING)
+        "TORCHINDUCTOR_COMPILE_THREADS": "1",
         **tools.env,
     }
     if "LD_LIBRARY_PATH" in os.environ:

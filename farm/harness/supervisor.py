@@ -116,6 +116,7 @@ class Evaluation:
         self.entries: dict[str, dict[str, Any]] = {}
         self.rng = random.SystemRandom()
         self._last_stats: dict[str, float] = {}
+        self.workloads: list[Workload] = []  # those this evaluation runs
         self.ref_peak: dict[str, int] = {}  # workload id -> the reference's device peak (bytes)
         self.phases: dict[str, float] = {}
         self.limit_policy = opts.limit_policy or LimitPolicy.from_env()
@@ -151,6 +152,7 @@ class Evaluation:
             or os.environ.get("FARM_NPU_SIM_BOARD_SIZES", "all").strip() != "small"
         )
         chosen = self.target.select(self.problem, self.opts.workloads, every=every)
+        self.workloads = chosen.run
         for w in chosen.skipped:
             self.entries[w.id] = report.workload_entry(
                 self.problem, w, WorkloadStatus.SKIPPED, [reason("SKIPPED", chosen.skipped[w])]
@@ -285,8 +287,7 @@ class Evaluation:
             workdir=workdir,
             device_index=self.opts.device_index,
             limits=limits,
-            gpu_memory_bytes=max((self.gpu_limit_bytes(w) or 0 for w in workloads), default=0)
-            or None,
+            gpu_memory_bytes=self.gpu_limit_bytes(),
         )
         self.doc["environment"]["sandbox"] = runner.name
         if runner.note:
@@ -328,6 +329,7 @@ class Evaluation:
         """Check (and time) every workload; returns those that passed and were timed."""
         timed = []
         for i, w in enumerate(workloads):
+            worker.gpu_peak = 0
             try:
                 if self.target.kind.simulated:  # trusted replay (farm.harness.simreplay)
                     entry = simreplay.workload_entry(self, worker, w)
@@ -345,10 +347,22 @@ class Evaluation:
             except (WorkerDied, BadReply) as exc:
                 worker.kill()
                 self.entries[w.id] = report.workload_entry(self.problem, w, *_ended(exc, w.id))
+                self._memory(worker, w)
                 self._skip_rest(workloads[i + 1 :], "the worker died on an earlier workload")
                 break
             self.entries[w.id] = entry
+            self._memory(worker, w)
         return timed
+
+    def _memory(self, worker: WorkerProcess, w: Workload) -> None:
+        """On GPUs, the most device memory the worker held while it served `w`, as the trusted
+        side's watch saw it, beside the limit it was held to."""
+        limit = self.gpu_limit_bytes()
+        if limit is not None and worker.gpu_peak:
+            self.entries[w.id]["memory"] = {
+                "gpu_peak_bytes": worker.gpu_peak,
+                "gpu_limit_bytes": limit,
+            }
 
     def _skip_rest(self, rest: list[Workload], why: str) -> None:
         for w in rest:
@@ -363,7 +377,7 @@ class Evaluation:
             "dtype": w.dtype,
             "seed_base": seed_base,
             "output_nbytes": nbytes,
-            "gpu_memory_bytes": self.gpu_limit_bytes(w),
+            "gpu_memory_bytes": self.gpu_limit_bytes(),
         }
 
     def _check(self, worker: WorkerProcess, w: Workload) -> dict[str, Any]:
@@ -419,7 +433,7 @@ class Evaluation:
             request,
             timeout=timeout,
             max_bytes=self._frame_bytes(w, 1),
-            watch=self.gpu_limit_bytes(w),
+            watch=self.gpu_limit_bytes(),
         )
         self.call_s[w.id] = time.perf_counter() - started
         reply = replies.check(header, inputs=self.problem.input_tensors())
@@ -502,8 +516,16 @@ class Evaluation:
         policy = self.target.policy(self.opts.policy)
         gate = self.target.cool_down()
 
+        refs: dict[int, list[torch.Tensor]] = {}  # a picked call's reference, made once
+
+        def reference(index: int) -> list[torch.Tensor]:
+            if index not in refs:
+                refs[index] = self._expected(w, seed, index)[0]
+            return refs[index]
+
         def verify(index: int, outputs: list[torch.Tensor]) -> list[dict[str, Any]]:
-            ref, _ = self._expected(w, seed, index)
+            ref = reference(index)
+            del refs[index]
             check = checker(self.problem, w, seed, index, self.target.torch_device)
             errors = self._verify(None, [], outputs, ref, check)
             if not errors:
@@ -513,9 +535,9 @@ class Evaluation:
                 reason("RECHECK_FAILED", f"timed call {index} returned a wrong result: {detail}")
             ]
 
-        run = self._driver(worker, w, policy, watch=True).run(
-            self._timing_request(w, seed, policy), verify
-        )
+        driver = self._driver(worker, w, policy, watch=True)
+        driver.transport = _Picks(self, reference)
+        run = driver.run(self._timing_request(w, seed, policy), verify)
         self._move_phase("timing", "correctness", run.verify_s)
         self.doc["guard"]["findings"] += _tag(run.findings, w.id)
         if run.failure is not None:
@@ -539,7 +561,7 @@ class Evaluation:
             call_s=self.call_s.get(w.id, 0.0),
             keep_calls=self.limit_policy.keep_calls(out_bytes, self._workload_bytes(w)),
             pick_bytes=self._frame_bytes(w, 1),
-            watch=self.gpu_limit_bytes(w) if watch else None,
+            watch=self.gpu_limit_bytes() if watch else None,
             simulated=self.target.kind.simulated,
         )
 
@@ -580,14 +602,21 @@ class Evaluation:
         except (KeyError, ValueError, TypeError):
             return 0
 
-    def gpu_limit_bytes(self, w: Workload) -> int | None:
-        """Device memory (bytes) the worker may hold while it serves `w`: the stated factor
-        times the larger of the workload's inputs + outputs and the reference's own peak (input
-        generation included) as the trusted side measured it, plus the floor; None off GPUs."""
+    def gpu_limit_bytes(self) -> int | None:
+        """Device memory (bytes) the worker may hold during this evaluation, None off GPUs: the
+        largest over its workloads of the stated factor times the larger of the workload's
+        inputs + outputs and the reference's own peak (input generation included) as the
+        trusted side measured it, plus the floor and a timing window's kept outputs
+        (LimitPolicy.gpu_memory_bytes). One limit for the whole evaluation, as for host memory:
+        a process's device memory does not shrink between workloads (the allocator's cache, a
+        library's workspaces), so a limit per workload would charge a small workload for the
+        large one before it. It only grows, as the references' peaks are measured."""
         if not self.target.kind.gpu:
             return None
-        need = max(self._workload_bytes(w), self.ref_peak.get(w.id, 0))
-        return self.limit_policy.gpu_memory_bytes(need)
+        return max(
+            self.limit_policy.gpu_memory_bytes(self._workload_bytes(w), self.ref_peak.get(w.id, 0))
+            for w in self.workloads or self.problem.workloads
+        )
 
     def _baselines(self, timed: list[Workload]) -> None:
         kinds = ["eager"] + (
@@ -694,6 +723,33 @@ class Evaluation:
         self.doc["reasons_extra"].append(
             reason("BASELINE_FAILED", f"{what}: {replies.text(detail, 500)}")
         )
+
+
+class _Picks:
+    """How a timing's picked outputs reach the supervisor (farm.harness.windows.PickTransport):
+    left on the device and copied by CUDA IPC while that works, laid out as the reference
+    outputs of the picked calls (`reference`: made by the trusted side, kept for the check);
+    else through the pipe."""
+
+    def __init__(
+        self, supervisor: Evaluation, reference: Callable[[int], list[torch.Tensor]]
+    ) -> None:
+        self.supervisor, self.reference = supervisor, reference
+
+    def fields(self) -> dict[str, Any]:
+        return {"outputs": "ipc"} if self.supervisor.no_ipc is None else {}
+
+    def receive(
+        self, header: dict[str, Any], tensors: list[torch.Tensor], picks: list[int]
+    ) -> list[torch.Tensor] | None:
+        if "outputs_ipc" not in header:
+            return self.supervisor._received(header, tensors, [])
+        expected = [t for index in picks for t in self.reference(index)]
+        try:
+            return self.supervisor._received(header, tensors, expected)
+        except cudaipc.IpcError as exc:
+            self.supervisor._to_pipe(str(exc))  # the worker still keeps them: ask again
+            return None
 
 
 # How the trusted side names a worker's end: the limit the sandbox saw it hit, else the signal.

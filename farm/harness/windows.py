@@ -7,7 +7,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
@@ -29,6 +29,23 @@ PICKS_FIXED_MS = 100.0
 PICKS_MIN_BYTES_PER_MS = 100e6 / 1000
 # Checks one re-checked call: (call index, its outputs) -> errors (empty when correct).
 Verify = Callable[[int, list[torch.Tensor]], list[dict[str, Any]]]
+
+
+class PickTransport(Protocol):
+    """How the outputs of picked calls reach the trusted side (the supervisor's choice: left on
+    the device and copied by CUDA IPC, or through the pipe)."""
+
+    def fields(self) -> dict[str, Any]:
+        """What a pick request adds to say how the outputs should come."""
+        ...
+
+    def receive(
+        self, header: dict[str, Any], tensors: list[torch.Tensor], picks: list[int]
+    ) -> list[torch.Tensor] | None:
+        """The picked calls' outputs as the trusted side's own tensors, from the reply's header
+        and its frame's `tensors`; None when the hand-off failed and the transport changed, so
+        the same calls must be asked for again."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -104,6 +121,7 @@ class WindowDriver:
     pick_bytes: int
     watch: int | None = None
     simulated: bool = False
+    transport: PickTransport | None = None  # None: the pipe
 
     def run(self, request: dict[str, Any], verify: Verify | None = None) -> TimedRun:
         """Warm up, then windows until the stop rule or the budget (`budget_ms` of windows after
@@ -177,7 +195,8 @@ class WindowDriver:
 
     def _late(self, turnaround_ms: float, tensors: list[torch.Tensor]) -> replies.Failure | None:
         """LATE_PICKS when a pick reply took longer than handing over kept outputs can
-        (`picks_bound_ms` of the bytes it carried). Simulated devices are exempt: their times
+        (`picks_bound_ms` of the bytes its frame carried: none when they stayed on the device,
+        where the reply carries only their handles). Simulated devices are exempt: their times
         are the simulator's, not the wall clock's (the supervisor's knowledge, not a label)."""
         nbytes = sum(t.nbytes for t in tensors)
         bound = picks_bound_ms(nbytes)
@@ -207,15 +226,26 @@ class WindowDriver:
         picks = sorted(self.rng.sample(fresh, k=min(count, len(fresh))))
         if not picks:
             return
-        asked = time.perf_counter()
-        header, tensors = self.worker.request(
-            {"op": "picks", "calls": picks},
-            timeout=self.limits.call_seconds(self.call_s * len(picks), first=False),
-            max_bytes=self.pick_bytes * len(picks),
-        )
-        turnaround_ms = (time.perf_counter() - asked) * 1000
+        max_bytes = self.pick_bytes * len(picks)
+        # through the pipe, the bytes' transfer is part of the reply's time (picks_bound_ms)
+        timeout = self.limits.call_seconds(self.call_s * len(picks), first=False)
+        timeout += picks_bound_ms(max_bytes) / 1000
+        outputs: list[torch.Tensor] | None = None
+        while outputs is None:  # twice at most: a failed device hand-off turns to the pipe
+            fields = self.transport.fields() if self.transport else {}
+            asked = time.perf_counter()
+            header, tensors = self.worker.request(
+                {"op": "picks", "calls": picks, **fields},
+                timeout=timeout,
+                max_bytes=max_bytes,
+                watch=self.watch,
+            )
+            turnaround_ms = (time.perf_counter() - asked) * 1000
+            began = time.perf_counter()
+            outputs = self.transport.receive(header, tensors, picks) if self.transport else tensors
+            run.verify_s += time.perf_counter() - began
         run.picks_ms.append(turnaround_ms)
-        picked = replies.picks(header, asked=picks, tensors=len(tensors))
+        picked = replies.picks(header, asked=picks, tensors=len(outputs))
         run.failure = picked.failure or self._late(turnaround_ms, tensors)
         if run.failure is not None:
             return
@@ -223,7 +253,7 @@ class WindowDriver:
         offset = 0
         for index, n in zip(picks, picked.counts):
             run.rechecked.append(index)
-            run.errors = verify(index, tensors[offset : offset + n])
+            run.errors = verify(index, outputs[offset : offset + n])
             offset += n
             if run.errors:
                 break

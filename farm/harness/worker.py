@@ -97,7 +97,7 @@ class Session:
         op = request.get("op")
         self.shared = []
         try:
-            if request.get("gpu_memory_bytes"):  # this workload's cap (the watch enforces it)
+            if request.get("gpu_memory_bytes"):  # the evaluation's cap (the watch enforces it)
                 _cap_device_memory(self.device, request["gpu_memory_bytes"])
             reply, tensors = getattr(self, f"op_{op}")(request)
         except SubmissionFailure as exc:
@@ -155,6 +155,7 @@ class Session:
     def op_check(self, request: dict[str, Any]) -> tuple[dict[str, Any], list]:
         from farm.harness import runtime
 
+        self.kept = []  # a timing's kept outputs are not held while another workload is checked
         make = runtime.input_maker(self.reference, request, self.device)
         inputs = make(0)
         clones = [t.clone() for t in inputs]

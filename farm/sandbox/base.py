@@ -164,6 +164,7 @@ class SandboxProcess:
         self._kill = kill or self._kill_group
         self._cleanup = cleanup
         self.limit_hit: str | None = None
+        self.limit_seen = ""  # what the trusted side saw when it enforced `limit_hit` itself
         self.pid = popen.pid
         self.stdin: Any = popen.stdin
         self.stdout = CappedReader(_pipe(popen.stdout), limits.output_bytes, self._output_cap)

@@ -37,6 +37,7 @@ class MemoryWatch:
     ) -> None:
         self.proc, self.gpu_limit, self.rss_limit = proc, gpu_limit, rss_limit
         self.peak_gpu = self.peak_rss = 0
+        self.seen = ""  # at a kill: what the tree held against which limit
         self._stop = threading.Event()
         self._handle = _nvml_handle(device_index) if gpu_limit is not None else None
         self._thread: threading.Thread | None = None
@@ -61,7 +62,8 @@ class MemoryWatch:
         while not self._stop.wait(INTERVAL_S):
             over = self.over_limit()
             if over is not None:
-                self.proc.limit_hit = self.proc.limit_hit or over
+                if self.proc.limit_hit is None:
+                    self.proc.limit_hit, self.proc.limit_seen = over, self.seen
                 self.proc.kill()
                 return
 
@@ -73,13 +75,20 @@ class MemoryWatch:
             used = sum(b for pid, b in _device_processes(self._handle) if pid in tree)
             self.peak_gpu = max(self.peak_gpu, used)
             if used > self.gpu_limit:
+                self.seen = _held("device", used, self.gpu_limit)
                 return "gpu_memory_bytes"
         if self.rss_limit is not None:
             rss = sum(resident_bytes(pid) for pid in tree)
             self.peak_rss = max(self.peak_rss, rss)
             if rss > self.rss_limit:
+                self.seen = _held("resident host", rss, self.rss_limit)
                 return "memory_bytes"
         return None
+
+
+def _held(what: str, used: int, limit: int) -> str:
+    gib = 1 << 30
+    return f"the sandbox held {used / gib:.2f} GiB of {what} memory, over {limit / gib:.2f} GiB"
 
 
 def resident_bytes(pid: int) -> int:
