@@ -118,9 +118,25 @@ Call = Callable[[Sequence[torch.Tensor]], Any]
 @contextlib.contextmanager
 def harness_torch() -> Iterator[None]:
     """Run harness tensor code outside every torch function mode, tensor subclass handler and
-    dispatch mode the submission may have installed (they are restored afterwards)."""
-    with torch._C.DisableTorchFunction(), _disable_current_modes():
+    dispatch mode the submission may have installed (they are restored afterwards). The mode
+    stacks are emptied rather than torch functions disabled, so a mode the harness code enters
+    itself still works: problems make their inputs under `with device:` (torch's default-device
+    mode), and inputs made anywhere else would come from another generator."""
+    with torch._C.DisableTorchFunctionSubclass(), _no_function_modes(), _disable_current_modes():
         yield
+
+
+@contextlib.contextmanager
+def _no_function_modes() -> Iterator[None]:
+    """The torch function mode stack, emptied for the block and restored after it."""
+    popped = []
+    while torch._C._len_torch_function_stack():
+        popped.append(torch._C._pop_torch_function_stack())
+    try:
+        yield
+    finally:
+        for mode in reversed(popped):
+            torch._C._push_on_torch_function_stack(mode)
 
 
 def capture(outputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
@@ -131,7 +147,7 @@ def capture(outputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
 
 
 @contextlib.contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
+def no_cyclic_gc() -> Iterator[None]:
     """No collection (and so no finaliser of the submission's) between a call and its capture."""
     enabled = gc.isenabled()
     gc.disable()
@@ -233,7 +249,7 @@ class GpuTimer:
         prof = _profiler() if self.profiler_ok else None
         if prof is not None:
             prof.__enter__()
-        with _no_cyclic_gc():
+        with no_cyclic_gc():
             for i in range(calls):
                 with harness_torch():  # markers too: Triton reads data_ptr(), a torch function
                     inputs = make_inputs(start + i)
@@ -326,7 +342,7 @@ class CpuTimer:
         """Time calls `start` .. `start + calls - 1`; outputs captured when `keep`."""
         times: list[float] = []
         kept: list[list[torch.Tensor]] = []
-        with _no_cyclic_gc():
+        with no_cyclic_gc():
             for i in range(start, start + calls):
                 with harness_torch():
                     inputs = make_inputs(i)

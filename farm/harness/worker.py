@@ -153,19 +153,25 @@ class Session:
         return {"ok": True, "form": self.submission.form, "findings": self.guard.after_import()}, []
 
     def op_check(self, request: dict[str, Any]) -> tuple[dict[str, Any], list]:
-        from farm.harness import runtime
+        """One checked call. Its outputs are captured the moment it returns, by harness code,
+        with no collection in between (as a timed call's are, farm.harness.timing), and every
+        other tensor step here runs outside the submission's torch modes: nothing of the
+        submission's runs between the call and the hand-off to fill an output late."""
+        from farm.harness import runtime, timing
 
         self.kept = []  # a timing's kept outputs are not held while another workload is checked
-        make = runtime.input_maker(self.reference, request, self.device)
-        inputs = make(0)
-        clones = [t.clone() for t in inputs]
-        runtime.poison_allocator(request.get("output_nbytes", []), self.device)
+        with timing.harness_torch():
+            inputs = runtime.input_maker(self.reference, request, self.device)(0)
+            clones = [t.clone() for t in inputs]
+            runtime.poison_allocator(request.get("output_nbytes", []), self.device)
         module = getattr(self.submission, "module", None)
-        with self.guard.observe(module):
-            outputs = self._call(inputs)
-        modified = [
-            i for i, (a, b) in enumerate(zip(inputs, clones)) if not runtime.same_bits(a, b)
-        ]
+        with timing.no_cyclic_gc():
+            with self.guard.observe(module):
+                outputs = self._call(inputs)
+            outputs = timing.capture(outputs)
+        with timing.harness_torch():
+            changed = [not runtime.same_bits(a, b) for a, b in zip(inputs, clones)]
+        modified = [i for i, c in enumerate(changed) if c]
         return {"ok": True, "inputs_modified": modified, "findings": self.guard.check()}, outputs
 
     def op_time(self, request: dict[str, Any]) -> tuple[dict[str, Any], list]:

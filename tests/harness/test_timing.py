@@ -75,6 +75,28 @@ def test_capture_runs_outside_the_submissions_torch_modes():
     assert torch.equal(kept, torch.zeros(3)) and torch.equal(copy, torch.full((2,), 2.0))
 
 
+def test_harness_code_keeps_the_modes_it_enters_itself():
+    """Inputs made under `with device:` (torch's default-device mode) inside harness code land
+    on that device, from its generator, while the submission's mode still sees nothing."""
+    from torch.overrides import TorchFunctionMode
+
+    seen = []
+
+    class Spy(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    with Spy():
+        with harness_torch():
+            with torch.device("meta"):
+                made = torch.rand(3)
+            where = made.device.type  # an attribute read is a torch function too
+        assert where == "meta" and not seen
+        torch.ones(1)
+    assert seen  # the submission's mode is back once harness code is done
+
+
 def test_seeds_are_stable_and_distinct():
     assert seeds.derive(1, "softmax", "w", 0) == seeds.derive(1, "softmax", "w", 0)
     assert seeds.derive(1, "softmax", "w", 0) != seeds.derive(1, "softmax", "w", 1)
