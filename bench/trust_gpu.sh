@@ -18,10 +18,10 @@ if ! command -v bwrap >/dev/null; then
 fi
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 sh deploy/sandbox/add-sandbox-user.sh
-timeout 240 python3 bench/calibrate_tolerances.py --device cuda \
+timeout 150 python3 bench/calibrate_tolerances.py --device cuda \
   --json "$out/tolerances_cuda.json" > "$out/tolerances_cuda.md" 2>&1
 echo "calibrate_tolerances.py exit $?"
-FARM_LIMIT_COMPILE_S=120 timeout 330 python3 bench/trust_catalogue.py --device cuda \
+FARM_LIMIT_COMPILE_S=120 timeout 420 python3 bench/trust_catalogue.py --device cuda \
   --json "$out/trust_catalogue_cuda.json" > "$out/trust_catalogue_cuda.md" 2>&1
 echo "trust_catalogue.py exit $?"
 grep -E "calibrated|PASSES|FAILS" "$out/tolerances_cuda.md"
