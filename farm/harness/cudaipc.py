@@ -1,9 +1,9 @@
 """Checked outputs handed from the worker to the trusted side on the device (CUDA IPC).
 
-A correctness check on a GPU does not move the candidate's outputs through host memory and a
-pipe: the worker leaves them where the kernel wrote them and sends, for each output, a legacy
-CUDA IPC handle of the allocation that holds it, the byte offset inside it, and its dtype and
-shape (JSON, a few hundred bytes). The trusted side
+A correctness check on a GPU, and the re-check of a timed call the supervisor picked, do not
+move the candidate's outputs through host memory and a pipe: the worker leaves them where they
+are and sends, for each output, a legacy CUDA IPC handle of the allocation that holds it, the
+byte offset inside it, and its dtype and shape (JSON, a few hundred bytes). The trusted side
 
 1. checks every entry against the layout it expects: the dtype and shape of the reference
    output it computed itself (so the number of bytes it reads is its own figure, never the
