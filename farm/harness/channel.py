@@ -194,7 +194,7 @@ class WorkerProcess:
         if end.limit in _LIMIT_CODES:
             status, code = _LIMIT_CODES[end.limit]
             limit = getattr(self.spec.limits, end.limit, None)
-            seen = getattr(self.proc, "limit_seen", "") or (limit and _amount(end.limit, limit))
+            seen = self.proc.limit_seen or (limit and _amount(end.limit, limit))
             shown = f" ({seen})" if seen else ""
             return WorkerDied(
                 status, f"killed at the {end.limit} limit{shown}\n{tail}".strip(), code

@@ -121,10 +121,11 @@ _CHECK_MS: dict[tuple[str, str, str], float] = {}
 def check_overhead_ms(problem: Problem, workload: Workload, device: torch.device) -> float:
     """What the worker's check path costs around a call that does nothing but return the
     workload's outputs, in ms, measured here, in the trusted process: making the call's inputs,
-    cloning them, poisoning the outputs' blocks, comparing the inputs afterwards, and handing the
-    outputs over (framed and parsed back on the CPU; copied once on a GPU, as the supervisor
-    copies what CUDA IPC shares). The least of three runs, as the check-wall rule takes the
-    warmest check (farm.guard.plausibility.check_check_walls). Once per process and workload."""
+    cloning them, poisoning the outputs' blocks, capturing the outputs, comparing the inputs
+    afterwards, and handing the outputs over (framed and parsed back on the CPU; copied once on
+    a GPU, as the supervisor copies what CUDA IPC shares). The least of three runs, as the
+    check-wall rule takes the warmest check (farm.guard.plausibility.check_check_walls). Once
+    per process and workload."""
     key = (str(problem.directory), workload.id, str(device))
     if key not in _CHECK_MS:
         module = load_reference(problem)
@@ -144,6 +145,7 @@ def _null_check(
     inputs = make(0)
     clones = [t.clone() for t in inputs]
     runtime.poison_allocator([o.nbytes for o in outputs], device)
+    outputs = [o.clone() for o in outputs]  # the capture when the call returns
     unchanged = all(runtime.same_bits(a, b) for a, b in zip(inputs, clones))
     if kinds.on_gpu(device):
         torch.cuda.synchronize(device)

@@ -195,8 +195,9 @@ class WindowDriver:
 
     def _late(self, turnaround_ms: float, tensors: list[torch.Tensor]) -> replies.Failure | None:
         """LATE_PICKS when a pick reply took longer than handing over kept outputs can
-        (`picks_bound_ms` of the bytes its frame carried: none when they stayed on the device,
-        where the reply carries only their handles). Simulated devices are exempt: their times
+        (`picks_bound_ms` of the bytes its frame carried when the supervisor asked for them
+        through the pipe; none when it asked for them on the device, where the reply carries only
+        their handles). Simulated devices are exempt: their times
         are the simulator's, not the wall clock's (the supervisor's knowledge, not a label)."""
         nbytes = sum(t.nbytes for t in tensors)
         bound = picks_bound_ms(nbytes)
@@ -233,6 +234,7 @@ class WindowDriver:
         outputs: list[torch.Tensor] | None = None
         while outputs is None:  # twice at most: a failed device hand-off turns to the pipe
             fields = self.transport.fields() if self.transport else {}
+            piped = not fields  # the supervisor's choice for this request, not the reply's
             asked = time.perf_counter()
             header, tensors = self.worker.request(
                 {"op": "picks", "calls": picks, **fields},
@@ -246,7 +248,8 @@ class WindowDriver:
             run.verify_s += time.perf_counter() - began
         run.picks_ms.append(turnaround_ms)
         picked = replies.picks(header, asked=picks, tensors=len(outputs))
-        run.failure = picked.failure or self._late(turnaround_ms, tensors)
+        # outputs asked for on the device carry no transfer allowance, however they came
+        run.failure = picked.failure or self._late(turnaround_ms, tensors if piped else [])
         if run.failure is not None:
             return
         began = time.perf_counter()

@@ -82,8 +82,7 @@ def _server_bounds(
 ) -> tuple[float | None, float]:
     """(SOL ms or None, floor ms) computed here for the server's own copy of workload `w.id`
     (nothing in the document sizes it); raises one of farm_bridge.UNRESOLVABLE when the workload
-    or its floor cannot be resolved (`missing`: why the
-    problem could not)."""
+    or its floor cannot be resolved (`missing`: why the problem could not)."""
     if farm_problem is None:
         raise FarmError(missing)
     workload = farm_problem.workload(w.id)

@@ -173,3 +173,80 @@ def test_a_pick_reply_is_bounded_by_handing_over_kept_outputs():
     late = driver(False)._late(bound + 1, outputs)
     assert late is not None and late.code == "LATE_PICKS" and late.status.value == "REJECTED"
     assert driver(True)._late(10 * bound, outputs) is None
+
+
+class _PickWorker:
+    """Answers every pick request with `outputs` through the pipe after `delay_s`."""
+
+    def __init__(self, outputs, delay_s=0.0):
+        self.outputs, self.delay_s, self.asked = outputs, delay_s, []
+
+    def request(self, header, **_):
+        import time
+
+        self.asked.append(header)
+        time.sleep(self.delay_s)
+        calls = header["calls"]
+        reply = {"op": "picks", "ok": True, "calls": calls, "counts": [1] * len(calls)}
+        return reply, self.outputs * len(calls)
+
+
+class _DeviceFirst:
+    """A transport that asks for the outputs on the device; `fail_once`: its first hand-off
+    fails and it turns to the pipe, as the supervisor's does when a handle does not open."""
+
+    def __init__(self, fail_once):
+        self.on_device, self.fail_once = True, fail_once
+
+    def fields(self):
+        return {"outputs": "ipc"} if self.on_device else {}
+
+    def receive(self, header, tensors, picks):
+        if self.fail_once and self.on_device:
+            self.on_device = False
+            return None
+        return tensors
+
+
+def _pick_driver(worker, transport):
+    import random
+
+    from farm.harness.budget import LimitPolicy
+    from farm.harness.windows import WindowDriver
+
+    return WindowDriver(
+        worker=worker,
+        policy=TimingPolicy(),
+        limits=LimitPolicy(),
+        rng=random.Random(0),
+        call_s=0.01,
+        keep_calls=8,
+        pick_bytes=16 << 20,
+        transport=transport,
+    )
+
+
+def _picked(driver):
+    from farm.harness.windows import TimedRun, WindowRecord
+
+    run = TimedRun(windows=[WindowRecord(start=0, calls=4, wall_ms=1.0, sum_ms=1.0)])
+    driver._recheck(run, lambda index, outputs: [], count=1)
+    return run
+
+
+def test_a_failed_device_hand_off_asks_for_the_same_calls_through_the_pipe():
+    worker = _PickWorker([torch.zeros(4)])
+    run = _picked(_pick_driver(worker, _DeviceFirst(fail_once=True)))
+    assert [h.get("outputs") for h in worker.asked] == ["ipc", None]
+    assert worker.asked[0]["calls"] == worker.asked[1]["calls"] == run.rechecked
+    assert run.failure is None and len(run.picks_ms) == 1
+
+
+def test_the_late_pick_bound_follows_the_transport_the_supervisor_asked_for():
+    """16 MiB through the pipe may take 100 ms + 168 ms; asked for on the device, a reply that
+    comes through the pipe anyway gets no transfer allowance: 150 ms is late there."""
+    outputs = [torch.zeros(4 << 20)]  # 16 MiB
+    piped = _picked(_pick_driver(_PickWorker(outputs, delay_s=0.15), None))
+    assert piped.failure is None
+    ignored = _picked(_pick_driver(_PickWorker(outputs, delay_s=0.15), _DeviceFirst(False)))
+    assert ignored.failure is not None and ignored.failure.code == "LATE_PICKS"
