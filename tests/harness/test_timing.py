@@ -148,31 +148,16 @@ def test_a_pick_reply_is_bounded_by_handing_over_kept_outputs():
     """Kept outputs are only serialised: fixed cost + bytes at the minimum rate; a reply later
     than that (a pick computed when asked for) fails as LATE_PICKS, REJECTED; simulated devices,
     whose times are the simulator's, are exempt (the supervisor's knowledge of its device)."""
-    import random
-
-    from farm.harness.budget import LimitPolicy
-    from farm.harness.windows import PICKS_FIXED_MS, WindowDriver, picks_bound_ms
+    from farm.harness.windows import PICKS_FIXED_MS, picks_bound_ms
 
     outputs = [torch.zeros(1 << 20)]  # 4 MiB: 42 ms at the minimum rate
     bound = picks_bound_ms(4 << 20)
     assert bound == pytest.approx(PICKS_FIXED_MS + 41.94, abs=0.01)
 
-    def driver(simulated):
-        return WindowDriver(
-            worker=None,  # type: ignore[arg-type]
-            policy=TimingPolicy(),
-            limits=LimitPolicy(),
-            rng=random.Random(0),
-            call_s=1.0,
-            keep_calls=8,
-            pick_bytes=4 << 20,
-            simulated=simulated,
-        )
-
-    assert driver(False)._late(bound - 1, outputs) is None
-    late = driver(False)._late(bound + 1, outputs)
+    assert _pick_driver(None)._late(bound - 1, outputs) is None
+    late = _pick_driver(None)._late(bound + 1, outputs)
     assert late is not None and late.code == "LATE_PICKS" and late.status.value == "REJECTED"
-    assert driver(True)._late(10 * bound, outputs) is None
+    assert _pick_driver(None, simulated=True)._late(10 * bound, outputs) is None
 
 
 class _PickWorker:
@@ -208,7 +193,7 @@ class _DeviceFirst:
         return tensors
 
 
-def _pick_driver(worker, transport):
+def _pick_driver(worker, transport=None, *, simulated=False):
     import random
 
     from farm.harness.budget import LimitPolicy
@@ -222,6 +207,7 @@ def _pick_driver(worker, transport):
         call_s=0.01,
         keep_calls=8,
         pick_bytes=16 << 20,
+        simulated=simulated,
         transport=transport,
     )
 
