@@ -78,7 +78,8 @@ def _farm_verdict(
     result = Result.from_json(doc)
     reasons = [*result.reasons, *(e for w in result.workloads for e in w.errors)]
     why = next((f"{r.code}: {r.detail}" for r in reasons if r.detail), "")
-    return result.verdict.value, why[:400]
+    # a traceback's last lines say what failed: keep them when the reason is long
+    return result.verdict.value, why if len(why) <= 400 else f"{why[:120]} ... {why[-280:]}"
 
 
 # --- candidates -------------------------------------------------------------------------------

@@ -91,7 +91,7 @@ def _spawn(
 ) -> Early:
     policy = LimitPolicy.from_env()
     gpu = kinds.is_gpu(device)
-    largest = max((problem.io_bytes(w) if gpu else problem.host_bytes(w)) for w in workloads)
+    largest = max((problem.device_bytes(w) if gpu else problem.host_bytes(w)) for w in workloads)
     limits = policy.sandbox_limits(Limits(), workload_bytes=largest, gpu=gpu)
     runner = get_runner(sandbox, vendor=kinds.gpu_vendor(device))
     root = Path(tempfile.mkdtemp(prefix="farm-eval-"))

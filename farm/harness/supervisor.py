@@ -598,19 +598,20 @@ class Evaluation:
 
     def _workload_bytes(self, w: Workload) -> int:
         try:
-            return self.problem.io_bytes(w)
+            return self.problem.device_bytes(w)
         except (KeyError, ValueError, TypeError):
             return 0
 
     def gpu_limit_bytes(self) -> int | None:
         """Device memory (bytes) the worker may hold during this evaluation, None off GPUs: the
         largest over its workloads of the stated factor times the larger of the workload's
-        inputs + outputs and the reference's own peak (input generation included) as the
-        trusted side measured it, plus the floor and a timing window's kept outputs
-        (LimitPolicy.gpu_memory_bytes). One limit for the whole evaluation, as for host memory:
-        a process's device memory does not shrink between workloads (the allocator's cache, a
-        library's workspaces), so a limit per workload would charge a small workload for the
-        large one before it. It only grows, as the references' peaks are measured."""
+        inputs + outputs + weights (Problem.device_bytes) and the reference's own peak (input
+        generation included) as the trusted side measured it, plus the floor and a timing
+        window's kept outputs (LimitPolicy.gpu_memory_bytes). One limit for the whole
+        evaluation, as for host memory: a process's device memory does not shrink between
+        workloads (the allocator's cache, a library's workspaces), so a limit per workload would
+        charge a small workload for the large one before it. It only grows, as the references'
+        peaks are measured."""
         if not self.target.kind.gpu:
             return None
         return max(

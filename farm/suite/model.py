@@ -184,11 +184,23 @@ class Problem:
         `widest` bytes counted at `widest`)."""
         return sum(s.nbytes(w.axes, w.dtype, widest=widest) for s in (*self.inputs, *self.outputs))
 
+    def state_bytes(self, w: Workload) -> int:
+        """Bytes of the reference module's parameters and buffers on `w`, which a candidate
+        built like it holds too (importers of module problems record them in
+        `extra.state_bytes`, per workload id; 0 for functions)."""
+        recorded = self.extra.get("state_bytes")
+        return int(recorded.get(w.id, 0)) if isinstance(recorded, dict) else 0
+
+    def device_bytes(self, w: Workload) -> int:
+        """What a run of `w` holds on the device at least: its inputs, outputs and weights (the
+        measure of a GPU worker's memory limits)."""
+        return self.io_bytes(w) + self.state_bytes(w)
+
     def host_bytes(self, w: Workload) -> int:
-        """`io_bytes` with every tensor narrower than 4 bytes counted at float32 width: what an
-        honest kernel computing in float32 over bf16/fp16/fp8 data holds in host memory at once
-        (its intermediates), the measure of a CPU or npu-sim worker's memory limit."""
-        return self.io_bytes(w, widest=4)
+        """`device_bytes` with every tensor narrower than 4 bytes counted at float32 width: what
+        an honest kernel computing in float32 over bf16/fp16/fp8 data holds in host memory at
+        once (its intermediates), the measure of a CPU or npu-sim worker's memory limit."""
+        return self.io_bytes(w, widest=4) + self.state_bytes(w)
 
     def compulsory_bytes(self, w: Workload) -> float:
         """Fewest bytes one call must move through device memory on workload `w`."""

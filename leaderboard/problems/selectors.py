@@ -59,6 +59,26 @@ class ProblemFiles:
     reference: str
     starters: dict[str, str]
 
+    @property
+    def source_notes(self) -> list[tuple[str, str]]:
+        """For a problem imported from another suite: where from, whose checker judges it, and
+        where the farm deliberately judges differently from that suite (the importers' notes)."""
+        extra = self.problem.extra
+        origin = extra.get("imported_from")
+        notes = [("imported from", str(origin.get("format")))] if isinstance(origin, dict) else []
+        for key, label in NOTE_LABELS:
+            if extra.get(key):
+                notes.append((label, str(extra[key])))
+        return notes
+
+
+NOTE_LABELS = (
+    ("checker", "checker"),
+    ("stricter", "stricter than the source"),
+    ("stochastic", "random numbers"),
+    ("not_small", "no small workload"),
+)
+
 
 def problem_files(*, problem: Problem) -> ProblemFiles | None:
     """The problem's files from the pinned suite the database was loaded from; None when that

@@ -9,13 +9,23 @@ WEIGHT_SEED (as the harness seeds it before building `ModelNew`), and draws inpu
 
 KernelBench's semantics are kept: models stay in training mode (KernelBench never calls
 `.eval()`, so BatchNorm normalises with the batch's statistics), non-tensor arguments of
-`get_inputs()` (a Python float) are passed to Model and ModelNew as they are, and the tolerance is
-KernelBench's (`get_tolerance_for_precision`, src/kernelbench/eval.py: 1e-4 for float32, 1e-2
-for 16-bit types, as atol and rtol).
+`get_inputs()` (a Python float) are passed to Model and ModelNew as they are, the reference runs
+under PyTorch's default numerics as KernelBench runs both models (cuDNN may use TF32 for
+convolutions, where the farm's own references turn TF32 off), and the tolerance is KernelBench's
+(`get_tolerance_for_precision`, src/kernelbench/eval.py: 1e-4 for float32, 1e-2 for 16-bit
+types, as atol and rtol).
+
+One deliberate difference: a Model whose forward draws random numbers (dropout) is called with
+torch's generators seeded alike for the reference's call and ModelNew's, so a candidate that draws
+the same numbers the same way passes. KernelBench calls ModelNew right after Model without
+re-seeding, so no candidate of such a problem can match there (its own Model included); the
+problem says so in `extra.stochastic`.
 """
 
 from __future__ import annotations
 
+import ast
+import re
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -67,7 +77,7 @@ def problem_draft(path: Path, root: Path) -> common.ProblemDraft:
     name = common.problem_name(path, root)
     dtype = next((d for _, d in base.inputs if d.startswith(("float", "bfloat"))), "float32")
     flops, note = common.flops_formula(lambda a: probe_at(a).flops, axes, list(axes))
-    workloads, not_small = _workloads(probe_at, axes, model, path.name)
+    workloads, not_small, state = _workloads(probe_at, axes, model, path.name)
     category = common.guess_category(name.split("-")[-1])
     inputs = _specs(model.inputs, base.inputs, dtype, "x")
     outputs = _specs(model.outputs, base.outputs, dtype, "out")
@@ -77,8 +87,13 @@ def problem_draft(path: Path, root: Path) -> common.ProblemDraft:
         "weight_seed": WEIGHT_SEED,
         "module_mode": "train",
     }
+    stochastic = draws_random(path.read_text(errors="replace"))
+    if stochastic:
+        extra["stochastic"] = STOCHASTIC_NOTE
     if scalars:
         extra["scalar_arguments"] = {str(i): v for i, v in scalars.items()}
+    if any(state.values()):
+        extra["state_bytes"] = state  # the weights count toward the worker's memory limits
     if not_small:
         extra["not_small"] = not_small
     if note:
@@ -94,7 +109,7 @@ def problem_draft(path: Path, root: Path) -> common.ProblemDraft:
         workloads=workloads,
         flops=flops,
         compute_unit=common.compute_unit(category),
-        reference=reference_text(path, axes, model.inputs, scalars),
+        reference=reference_text(path, axes, model.inputs, scalars, stochastic=stochastic),
         files={"source.py": path.read_text()},
         extra=extra,
         tolerance=TOLERANCE,
@@ -107,6 +122,40 @@ TOLERANCE = {
     "float16": {"atol": 1e-2, "rtol": 1e-2},
     "bfloat16": {"atol": 1e-2, "rtol": 1e-2},
 }
+
+
+STOCHASTIC_NOTE = (
+    "the forward draws random numbers: the farm seeds torch alike before the reference's call and "
+    "ModelNew's, so drawing them as the reference does passes; KernelBench does not re-seed "
+    "between the two calls, so there no candidate matches (deliberately more lenient)"
+)
+# What draws from torch's generators in a forward pass: training-mode dropout and RReLU (as
+# modules built in __init__ or as functions), and the tensor samplers called outside __init__
+# (where they only initialise parameters, which the weight seed already fixes).
+_RANDOM_MODULE = re.compile(r"\b(\w*[Dd]ropout\w*|[Rr][Rr]e[Ll][Uu]|rrelu_?)\b")
+_SAMPLER = re.compile(
+    r"\b(rand|randn|randint|rand_like|randn_like|randint_like|randperm|bernoulli_?|multinomial|"
+    r"normal_?|uniform_|exponential_|geometric_|cauchy_|log_normal_|random_)\s*\("
+)
+
+
+def draws_random(text: str) -> bool:
+    """Whether the source's `Model` draws random numbers when it is called."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return False
+    model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)
+    if model is None:
+        return False
+    for node in model.body:
+        segment = ast.get_source_segment(text, node) or ""
+        if _RANDOM_MODULE.search(segment):
+            return True
+        called = isinstance(node, ast.FunctionDef) and node.name != "__init__"
+        if called and _SAMPLER.search(segment):
+            return True
+    return False
 
 
 def _forward(module: ModuleType, axes: dict[str, int]) -> tuple[Any, Any, Any]:
@@ -146,8 +195,13 @@ def _moves(probe_at, constants: dict[str, int], name: str, base: probe.Probe) ->
 
 
 def _workloads(probe_at, axes, model, filename):
-    """The source's shapes, plus a scaled `small` copy when they exceed the npu-sim rule; and
-    why there is no small workload, when none could be made."""
+    """The source's shapes, plus a scaled `small` copy when they exceed the npu-sim rule; why
+    there is no small workload, when none could be made; and the bytes of the model's weights
+    on each workload (counted at float32 width: Model is built in float32, as KernelBench
+    builds it)."""
+
+    def weights(a: dict[str, int]) -> int:
+        return 4 * probe_at(a).state
 
     def size(a: dict[str, int]) -> int:
         return common.size(probe_at(a))
@@ -155,19 +209,20 @@ def _workloads(probe_at, axes, model, filename):
     source = common.WorkloadDraft(
         id="source", axes={**axes, **model.derived_axes(probe_at(axes))}, source=filename
     )
+    state = {"source": weights(axes)}
     if size(axes) <= common.SMALL_ELEMENTS:
         source.small = True
-        return [source], None
+        return [source], None, state
     small_axes = common.scale_down(axes, list(axes), size)
     if small_axes is None:
-        return [source], common.not_small_reason(probe_at(axes))
+        return [source], common.not_small_reason(probe_at(axes)), state
     small = common.WorkloadDraft(
         id="small",
         axes={**small_axes, **model.derived_axes(probe_at(small_axes))},
         small=True,
         source=f"{filename} scaled to the npu-sim size rule",
     )
-    return [source, small], None
+    return [source, small], None, {**state, "small": weights(small_axes)}
 
 
 def _specs(shapes, probed, dtype: str, prefix: str) -> list[dict[str, Any]]:
@@ -191,6 +246,8 @@ def reference_text(
     axes: dict[str, int],
     input_shapes: list[list[str | int]],
     scalars: dict[int, int | float | bool] | None = None,
+    *,
+    stochastic: bool = False,
 ) -> str:
     """The generated reference.py (self-contained: it imports only torch and source.py)."""
     locate = [
@@ -200,7 +257,12 @@ def reference_text(
         if dim in axes
     ]
     return _TEMPLATE.format(
-        file=path.name, axes=sorted(axes), locate=locate, seed=WEIGHT_SEED, scalars=scalars or {}
+        file=path.name,
+        axes=sorted(axes),
+        locate=locate,
+        seed=WEIGHT_SEED,
+        scalars=scalars or {},
+        stochastic=stochastic,
     )
 
 
@@ -208,10 +270,14 @@ _TEMPLATE = '''"""Imported from KernelBench file {file} (kept verbatim in source
 
 The workload's axes set the file's module constants; Model is built right after
 torch.manual_seed(WEIGHT_SEED), as the harness builds ModelNew, so equal parameters follow.
-As in KernelBench, the model stays in training mode (BatchNorm uses the batch's statistics) and
-get_inputs()'s Python scalars are passed as they are (SCALARS: position -> value).
+As in KernelBench, the model stays in training mode (BatchNorm uses the batch's statistics),
+get_inputs()'s Python scalars are passed as they are (SCALARS: position -> value), and the
+reference runs under PyTorch's default numerics (cuDNN may use TF32 for convolutions), as
+KernelBench runs Model and ModelNew. When Model draws random numbers (STOCHASTIC), every call
+seeds torch with CALL_SEED first, the reference's and ModelNew's alike.
 """
 
+import contextlib
 import importlib.util
 import pathlib
 
@@ -221,6 +287,8 @@ AXES = {axes!r}
 AXIS_DIMS = {locate!r}  # (tensor input index, dim, axis): the axes read back from the inputs
 WEIGHT_SEED = {seed}
 SCALARS = {scalars!r}
+STOCHASTIC = {stochastic!r}
+CALL_SEED = 1
 
 _spec = importlib.util.spec_from_file_location(
     "kernelbench_source_" + str(abs(hash(__file__))), pathlib.Path(__file__).with_name("source.py")
@@ -247,7 +315,10 @@ def init_inputs(axes):
 
 
 def call_arguments(tensors):
-    """The forward's arguments: the tensor inputs with get_inputs()'s scalars put back."""
+    """The forward's arguments: the tensor inputs with get_inputs()'s scalars put back (and,
+    for a Model that draws random numbers, torch seeded for the call)."""
+    if STOCHASTIC:
+        torch.manual_seed(CALL_SEED)
     args, rest = [], list(tensors)
     for position in range(len(rest) + len(SCALARS)):
         args.append(SCALARS[position] if position in SCALARS else rest.pop(0))
@@ -265,9 +336,21 @@ def _model(axes, device):
     return _models[key]
 
 
+@contextlib.contextmanager
+def _default_numerics():
+    """PyTorch's default numerics, which KernelBench runs both models under: cuDNN may use
+    TF32 for float32 convolutions (the harness turns it off around references of its own)."""
+    saved = torch.backends.cudnn.allow_tf32
+    torch.backends.cudnn.allow_tf32 = True
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.allow_tf32 = saved
+
+
 def reference(*inputs):
     axes = {{axis: int(inputs[i].shape[j]) for i, j, axis in AXIS_DIMS}}
-    with torch.no_grad():
+    with torch.no_grad(), _default_numerics():
         return _model(axes, inputs[0].device)(*call_arguments(inputs))
 
 

@@ -19,6 +19,7 @@ def test_import_names_levels_and_pins(farm_home, capsys):
         "level1-5_ScaleByFloat",
         "level1-2_Projection",
         "level2-7_ConvScaleRelu",
+        "level2-9_LinearDropout",
     }
     assert suite.hash == manifest.verify(suite.root)
     assert suite.hash in capsys.readouterr().out
@@ -115,6 +116,69 @@ def test_python_scalar_inputs_and_module_constants_reach_modelnew(imported):
     assert small.axes["N"] < 512
     doc = evaluate(SUBMISSIONS / "scale_by_float_modelnew.py", SUITE, "level1-5_ScaleByFloat")
     assert doc["verdict"] == "PASSED", doc["reasons"]
+
+
+def test_dropout_draws_alike_for_reference_and_modelnew(imported):
+    """A Model that draws random numbers is called with torch seeded alike on both sides (a
+    deliberate difference from KernelBench, which no dropout kernel can pass): the problem's own
+    model passes, leaving the dropout out does not, and the problem says why."""
+    problem = load_suite(SUITE).problem("level2-9_LinearDropout")
+    assert "seeds torch alike" in problem.extra["stochastic"]
+    assert "stochastic" not in load_suite(SUITE).problem("level2-7_ConvScaleRelu").extra
+    doc = evaluate(SUBMISSIONS / "linear_dropout_modelnew.py", SUITE, "level2-9_LinearDropout")
+    assert doc["verdict"] == "PASSED", doc["reasons"]
+    doc = evaluate(SUBMISSIONS / "linear_dropout_skipped.py", SUITE, "level2-9_LinearDropout")
+    assert doc["verdict"] == "INCORRECT"
+
+
+def test_reference_runs_under_pytorchs_default_numerics(imported):
+    """KernelBench runs Model and ModelNew alike under torch's defaults, where cuDNN may use
+    TF32 for convolutions: the imported reference does too, inside the harness's TF32-off
+    context, so a copy of Model matches it on a GPU as it does in KernelBench."""
+    from farm.harness.reference import _deterministic, load_reference
+
+    ref = load_reference(load_suite(SUITE).problem("level2-7_ConvScaleRelu"))
+    seen = []
+    source_conv = ref._source.Model.forward
+
+    def forward(self, x):
+        seen.append(torch.backends.cudnn.allow_tf32)
+        return source_conv(self, x)
+
+    small = load_suite(SUITE).problem("level2-7_ConvScaleRelu").workload("source")
+    gen = torch.Generator().manual_seed(3)
+    (x,) = ref.make_inputs(small.axes, torch.float32, torch.device("cpu"), gen)
+    with _deterministic():
+        ref._models.clear()
+        ref._source.Model.forward = forward
+        try:
+            ref.reference(x)
+        finally:
+            ref._source.Model.forward = source_conv
+        seen.append(torch.backends.cudnn.allow_tf32)
+    assert seen == [True, False]
+
+
+def test_weights_count_toward_the_memory_limits(imported):
+    """A module problem records its weights per workload: the worker's device and host limits
+    are sized by inputs + outputs + weights (a 3 GiB MLP with 8 MB inputs must fit)."""
+    problem = load_suite(SUITE).problem("level2-9_LinearDropout")
+    source = problem.workload("source")
+    assert problem.state_bytes(source) == 4 * (32 * 24 + 24)
+    assert problem.device_bytes(source) == problem.io_bytes(source) + 4 * (32 * 24 + 24)
+    assert problem.host_bytes(source) >= problem.device_bytes(source)
+
+
+def test_draws_random_looks_at_what_a_call_draws():
+    from farm.suite.importers.kernelbench import draws_random
+
+    init_only = "class Model:\n    def __init__(self):\n        self.w = torch.randn(3)\n"
+    assert not draws_random(init_only + "    def forward(self, x):\n        return x * self.w\n")
+    assert draws_random(init_only + "    def forward(self, x):\n        return F.dropout(x, 0.1)\n")
+    assert draws_random(init_only + "    def forward(self, x):\n        return x + torch.rand(3)\n")
+    assert draws_random("class Model:\n    def __init__(self):\n        self.d = nn.Dropout(0.2)\n")
+    other = "class Other:\n    def forward(self, x):\n        return torch.rand(3)\n"
+    assert not draws_random(other)
 
 
 GOOD = (FIXTURES / "kernelbench" / "level1" / "23_Softmax.py").read_text()
