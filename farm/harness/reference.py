@@ -86,13 +86,17 @@ def timing_overhead_ms(
     device: torch.device,
     policy: TimingPolicy,
     llc_bytes: int,
+    keep_calls: int,
 ) -> float:
     """What the worker's timing loop costs per call around a call that does nothing but return
     the workload's outputs (making the call's inputs, the cache flush, the markers, the
     synchronisation, the profiler, capturing the outputs), in ms, over its windows' walls,
     measured here, in the trusted process, with the same timer, policy and inputs: the yardstick
     of the wall-clock rule (farm.guard.plausibility), which no value from the worker can move.
-    Measured once per process for each problem, workload, device and policy."""
+    Its windows keep at most `keep_calls` calls' outputs, as the worker's do (a window of
+    6 GB outputs kept whole would fill the device). Measured once per process for each
+    problem, workload, device and policy."""
+    policy = replace(policy, window=max(1, min(policy.window, keep_calls)))
     key = (str(problem.directory), workload.id, str(device), policy)
     if key not in _OVERHEAD_MS:
         module = load_reference(problem)

@@ -198,7 +198,12 @@ class Evaluation:
             if (entry["baseline_timing"] or {}).get("eager"):
                 continue
             entry["timing"]["harness_overhead_ms"] = reference.timing_overhead_ms(
-                self.problem, w, self.target.torch_device, policy, self.target.llc_bytes
+                self.problem,
+                w,
+                self.target.torch_device,
+                policy,
+                self.target.llc_bytes,
+                self._keep_calls(w),
             )
 
     def _start_candidate(self, tmp: Path, workloads: list[Workload]) -> WorkerProcess | None:
@@ -552,14 +557,13 @@ class Evaluation:
     def _driver(
         self, worker: WorkerProcess, w: Workload, policy: TimingPolicy, *, watch: bool
     ) -> WindowDriver:
-        out_bytes = self._frame_bytes(w, 1) - self.limit_policy.output_slack
         return WindowDriver(
             worker=worker,
             policy=policy,
             limits=self.limit_policy,
             rng=self.rng,
             call_s=self.call_s.get(w.id, 0.0),
-            keep_calls=self.limit_policy.keep_calls(out_bytes, self._workload_bytes(w)),
+            keep_calls=self._keep_calls(w),
             pick_bytes=self._frame_bytes(w, 1),
             watch=self.gpu_limit_bytes() if watch else None,
             simulated=self.target.kind.simulated,
@@ -595,6 +599,11 @@ class Evaluation:
             return self.problem.host_bytes(w)
         except (KeyError, ValueError, TypeError):
             return 0
+
+    def _keep_calls(self, w: Workload) -> int:
+        """The most calls of a timing window of `w` whose outputs may be kept at once."""
+        out_bytes = self._frame_bytes(w, 1) - self.limit_policy.output_slack
+        return self.limit_policy.keep_calls(out_bytes, self._workload_bytes(w))
 
     def _workload_bytes(self, w: Workload) -> int:
         try:

@@ -236,3 +236,26 @@ def test_the_late_pick_bound_follows_the_transport_the_supervisor_asked_for():
     assert piped.failure is None
     ignored = _picked(_pick_driver(_PickWorker(outputs, delay_s=0.15), _DeviceFirst(False)))
     assert ignored.failure is not None and ignored.failure.code == "LATE_PICKS"
+
+
+def test_the_trusted_loop_yardstick_keeps_no_more_outputs_than_the_worker(monkeypatch):
+    """The trusted side's measurement of the timing loop's cost keeps a window's outputs as the
+    worker does, at most `keep_calls` of them: a 50-call window of 6 GB outputs filled a GPU."""
+    from farm.harness import reference
+    from farm.harness.timing import TimingPolicy
+    from farm.suite.loader import load_suite
+
+    problem = load_suite("core-v1").problem("softmax")
+    workload = next(w for w in problem.workloads if w.small)
+    windows: list[int] = []
+    real = reference.run_windows
+
+    def spy(timer, call, make, policy, **kw):
+        windows.append(policy.window)
+        return real(timer, call, make, policy, **kw)
+
+    monkeypatch.setattr(reference, "run_windows", spy)
+    monkeypatch.setattr(reference, "_OVERHEAD_MS", {})
+    policy = TimingPolicy(warmup_ms=0, window=50, budget_ms=40)
+    reference.timing_overhead_ms(problem, workload, torch.device("cpu"), policy, 1 << 20, 3)
+    assert windows and max(windows[1:]) <= 3
