@@ -25,8 +25,6 @@ from farm.harness.channel import WorkerDied, WorkerProcess, WorkerSpec
 from farm.sandbox import Limits, get_runner
 from farm.suite.loader import suite_dirs
 
-WARM_TIMEOUT_S = 300.0  # a first profiler start-up and marker compile on a cold node
-
 
 @dataclass
 class WorkerPool:
@@ -136,17 +134,7 @@ class WorkerPool:
             device_index=self.device_index,
             limits=self.limits,
         )
-        worker = WorkerProcess(self.runner, spec)
-        if kinds.is_gpu(self.device):
-            # the timer's one-time costs (device context, profiler start-up, marker kernels)
-            # paid here, in the background, rather than in the job's load (seconds on a GPU)
-            try:
-                worker.request({"op": "warm"}, timeout=WARM_TIMEOUT_S)
-            except BaseException:
-                worker.close()
-                shutil.rmtree(workdir, ignore_errors=True)
-                raise
-        return worker
+        return WorkerProcess(self.runner, spec)
 
 
 def readable_suite_dirs() -> list[Path]:
