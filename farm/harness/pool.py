@@ -25,13 +25,6 @@ from farm.harness.channel import WorkerDied, WorkerProcess, WorkerSpec
 from farm.sandbox import Limits, get_runner
 from farm.suite.loader import suite_dirs
 
-WARM_TIMEOUT_S = 300.0  # a first profiler start-up and marker compile on a cold node
-# Candidate workers kept starting or ready (by whether the device is a GPU): a GPU worker takes
-# about 8 s to get ready (interpreter and torch 3-4 s, profiler start-up 3 s, marker kernels
-# 1.4 s: bench/worker_startup.py on an H200) and a warm job about 2 s, so several get ready at
-# once to keep a slot fed; a CPU or npu-sim worker is ready in about 2 s.
-READY_CANDIDATES = {True: 4, False: 1}
-
 
 @dataclass
 class WorkerPool:
@@ -43,7 +36,7 @@ class WorkerPool:
     # A warm worker may wait long before its job: the sandbox's wall clock must not run out
     # while it waits, so it is a day; the supervisor's per-request timeouts bound each job.
     limits: Limits = field(default_factory=lambda: Limits(wall_seconds=86400.0))
-    ready_candidates: int = 0  # candidates kept starting or ready; 0: READY_CANDIDATES[gpu]
+    ready_candidates: int = 1
     _ready: queue.Queue[WorkerProcess | BaseException] = field(default_factory=queue.Queue)
     _baselines: dict[str, WorkerProcess] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -56,8 +49,6 @@ class WorkerPool:
         self.runner = get_runner(self.sandbox, vendor=kinds.gpu_vendor(self.device))
         self._starter = threading.Thread(target=self._serve, name="farm-pool-starter", daemon=True)
         self._starter.start()
-        if self.ready_candidates <= 0:
-            self.ready_candidates = READY_CANDIDATES[kinds.is_gpu(self.device)]
         for _ in range(self.ready_candidates):
             self._start_in_background()
 
@@ -123,21 +114,18 @@ class WorkerPool:
         return item
 
     def _serve(self) -> None:
-        """The starter thread: start a worker for each order until the pool closes. It only
-        spawns (the sandbox must be this thread's child); each worker's start-up (its greeting,
-        then its warm-up) is waited for by a thread of its own, so workers get ready side by
-        side rather than one after the other."""
+        """The starter thread: start a worker for each order until the pool closes."""
         while (order := self._orders.get()) is not None:
             try:
-                worker = self._spawn()
+                worker: WorkerProcess | BaseException = self._start()
             except (WorkerDied, OSError) as exc:
-                order.put(exc)
+                worker = exc
+            if self._closed and isinstance(worker, WorkerProcess):
+                self.discard(worker, wait=True)
                 continue
-            threading.Thread(
-                target=self._prepare, args=(worker, order), name="farm-pool-prepare", daemon=True
-            ).start()
+            order.put(worker)
 
-    def _spawn(self) -> WorkerProcess:
+    def _start(self) -> WorkerProcess:
         workdir = Path(tempfile.mkdtemp(prefix="farm-worker-"))
         spec = WorkerSpec(
             device=self.device,
@@ -146,26 +134,7 @@ class WorkerPool:
             device_index=self.device_index,
             limits=self.limits,
         )
-        return WorkerProcess(self.runner, spec, wait=False)
-
-    def _prepare(
-        self, worker: WorkerProcess, order: queue.Queue[WorkerProcess | BaseException]
-    ) -> None:
-        """Wait for a spawned worker's greeting and, on a GPU, have it pay the timer's one-time
-        costs (device context, profiler start-up, marker kernels: seconds) now, not in a job's
-        load; then hand it to whoever ordered it."""
-        try:
-            worker.ready()
-            if kinds.is_gpu(self.device):
-                worker.request({"op": "warm"}, timeout=WARM_TIMEOUT_S)
-        except (WorkerDied, OSError) as exc:
-            self.discard(worker, wait=True)
-            order.put(exc)
-            return
-        if self._closed:
-            self.discard(worker, wait=True)
-            return
-        order.put(worker)
+        return WorkerProcess(self.runner, spec)
 
 
 def readable_suite_dirs() -> list[Path]:

@@ -229,12 +229,6 @@ class Session:
             ) from None
         return {"ok": True, "trace": trace.to_json(), "findings": self.guard.check()}, []
 
-    def op_warm(self, request: dict[str, Any]) -> tuple[dict[str, Any], list]:
-        """Pay the timer's one-time costs ahead of any job: a warm pool's pre-started worker
-        does this before it is handed a submission, so its `load` does not."""
-        self._warm_timer(request)
-        return {"ok": True}, []
-
     def _warm_timer(self, request: dict[str, Any]) -> None:
         """Pay the timer's one-time costs (profiler start-up, marker kernels' JIT) now, before the
         submission is imported, so every measured request of every worker starts warm and the
@@ -254,13 +248,9 @@ class Session:
     def _timer(self, request: dict[str, Any]):
         from farm.harness import timing
 
-        llc = int(request.get("llc_bytes", 50 << 20))
-        if isinstance(self.timer, timing.GpuTimer) and self.timer.llc_bytes != llc:
-            self.timer = None  # warmed for another cache size: a new flush buffer (the one-time
-            # costs, the profiler's and the markers', are the process's and stay paid)
         if self.timer is None:
             if self.kind.timer == "gpu-events":
-                self.timer = timing.GpuTimer(self.device, llc)
+                self.timer = timing.GpuTimer(self.device, int(request.get("llc_bytes", 50 << 20)))
             elif self.kind.timer == "npu-sim-ledger":
                 from farm.harness.simtimer import SimTimer
 
