@@ -46,3 +46,24 @@ def test_submitting_for_hardware_no_node_serves_warns(clients, users, local_stor
     form = {"problem": f"{SUITE}/vector_add", "hardware": [GPU], "mode": "test", "file": upload}
     page = browser.post("/submit/", form, follow=True).content.decode()
     assert f"no node serves {GPU} right now" in page
+
+
+def test_an_imported_problem_states_its_source_semantics():
+    """The page's "Source semantics" table: where the problem came from, whose checker judges it,
+    and where the farm deliberately judges otherwise (the importers' notes)."""
+    from types import SimpleNamespace
+
+    from leaderboard.problems.selectors import ProblemFiles
+
+    extra = {
+        "imported_from": {"format": "kernelbench", "file": "level2/66_Matmul_Dropout_Softmax.py"},
+        "stochastic": "the forward draws random numbers: the farm seeds torch alike",
+        "weight_seed": 0,
+    }
+    files = ProblemFiles(problem=SimpleNamespace(extra=extra), reference="", starters={})
+    assert files.source_notes == [
+        ("imported from", "kernelbench"),
+        ("random numbers", "the forward draws random numbers: the farm seeds torch alike"),
+    ]
+    native = ProblemFiles(problem=SimpleNamespace(extra={}), reference="", starters={})
+    assert native.source_notes == []
