@@ -193,19 +193,12 @@ class Evaluation:
         The timing loop's yardstick only where no eager baseline will give one. Only the first
         workload's: the load hides about one workload's yardsticks, and a submission that fails
         its checks is never timed, so the others wait until a workload is timed."""
-        if self.mode == Mode.TEST or self.target.kind.simulated:
+        if self.mode == Mode.TEST or self.target.kind.simulated or not workloads:
             return
-        baselines = self.opts.baselines
         try:
-            for w in workloads[:1]:
-                device = self.target.torch_device
-                reference.check_overhead_ms(self.problem, w, device)
-                if not baselines:
-                    policy = self.target.policy(self.opts.policy)
-                    llc = self.target.llc_bytes
-                    reference.timing_overhead_ms(
-                        self.problem, w, device, policy, llc, self._keep_calls(w)
-                    )
+            self._check_yardstick(workloads[0])
+            if not self.opts.baselines:
+                self._loop_yardstick(workloads[0])
         except Exception:  # measured again, where it fails the evaluation, after the timing
             log.debug("priming the yardsticks failed", exc_info=True)
 
@@ -216,22 +209,26 @@ class Evaluation:
         wall-clock times."""
         if self.target.kind.simulated:
             return
-        policy = self.target.policy(self.opts.policy)
         for w in timed:
             entry = self.entries[w.id]
-            entry["correctness"]["overhead_ms"] = reference.check_overhead_ms(
-                self.problem, w, self.target.torch_device
-            )
+            entry["correctness"]["overhead_ms"] = self._check_yardstick(w)
             if (entry["baseline_timing"] or {}).get("eager"):
                 continue
-            entry["timing"]["harness_overhead_ms"] = reference.timing_overhead_ms(
-                self.problem,
-                w,
-                self.target.torch_device,
-                policy,
-                self.target.llc_bytes,
-                self._keep_calls(w),
-            )
+            entry["timing"]["harness_overhead_ms"] = self._loop_yardstick(w)
+
+    def _check_yardstick(self, w: Workload) -> float:
+        return reference.check_overhead_ms(self.problem, w, self.target.torch_device)
+
+    def _loop_yardstick(self, w: Workload) -> float:
+        policy = self.target.policy(self.opts.policy)
+        return reference.timing_overhead_ms(
+            self.problem,
+            w,
+            self.target.torch_device,
+            policy,
+            self.target.llc_bytes,
+            self._keep_calls(w),
+        )
 
     def _start_candidate(self, tmp: Path, workloads: list[Workload]) -> WorkerProcess | None:
         """A started worker with the submission loaded, or None (the failure is recorded). The

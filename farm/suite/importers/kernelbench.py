@@ -60,6 +60,7 @@ def import_dir(root: Path) -> tuple[list[common.ProblemDraft], list[str]]:
 
 def problem_draft(path: Path, root: Path) -> common.ProblemDraft:
     module = load_module(path)
+    text = path.read_text()
     for needed in ("Model", "get_inputs", "get_init_inputs"):
         if not hasattr(module, needed):
             raise SuiteError(f"{path.name}: defines no `{needed}`")
@@ -87,7 +88,7 @@ def problem_draft(path: Path, root: Path) -> common.ProblemDraft:
         "weight_seed": WEIGHT_SEED,
         "module_mode": "train",
     }
-    stochastic = draws_random(path.read_text(errors="replace"))
+    stochastic = draws_random(text)
     if stochastic:
         extra["stochastic"] = STOCHASTIC_NOTE
     if scalars:
@@ -110,7 +111,7 @@ def problem_draft(path: Path, root: Path) -> common.ProblemDraft:
         flops=flops,
         compute_unit=common.compute_unit(category),
         reference=reference_text(path, axes, model.inputs, scalars, stochastic=stochastic),
-        files={"source.py": path.read_text()},
+        files={"source.py": text},
         extra=extra,
         tolerance=TOLERANCE,
     )
@@ -277,7 +278,6 @@ KernelBench runs Model and ModelNew. When Model draws random numbers (STOCHASTIC
 seeds torch with CALL_SEED first, the reference's and ModelNew's alike.
 """
 
-import contextlib
 import importlib.util
 import pathlib
 
@@ -336,21 +336,11 @@ def _model(axes, device):
     return _models[key]
 
 
-@contextlib.contextmanager
-def _default_numerics():
-    """PyTorch's default numerics, which KernelBench runs both models under: cuDNN may use
-    TF32 for float32 convolutions (the harness turns it off around references of its own)."""
-    saved = torch.backends.cudnn.allow_tf32
-    torch.backends.cudnn.allow_tf32 = True
-    try:
-        yield
-    finally:
-        torch.backends.cudnn.allow_tf32 = saved
-
-
 def reference(*inputs):
     axes = {{axis: int(inputs[i].shape[j]) for i, j, axis in AXIS_DIMS}}
-    with torch.no_grad(), _default_numerics():
+    # PyTorch's default cuDNN flags, under which KernelBench runs both models: TF32 allowed for
+    # float32 convolutions (the harness turns it off around references that do not say)
+    with torch.no_grad(), torch.backends.cudnn.flags(enabled=True, allow_tf32=True):
         return _model(axes, inputs[0].device)(*call_arguments(inputs))
 
 
