@@ -78,9 +78,11 @@ class ServerClient:
 
     # --- runs ----------------------------------------------------------------------------
 
-    def claim(self, run_id: int) -> Job:
-        """The job of a queued run, now held by this node; ClaimLost when another node won."""
-        answer = self.call("POST", f"/api/agent/runs/{run_id}/claim/", run=run_id)
+    def claim(self, run_id: int, device_index: int | None = None) -> Job:
+        """The job of a queued run, now held by this node (to run on its GPU `device_index`,
+        when it has one); ClaimLost when another node won."""
+        body = {} if device_index is None else {"device_index": device_index}
+        answer = self.call("POST", f"/api/agent/runs/{run_id}/claim/", json=body, run=run_id)
         return _read(Job.from_json, answer, f"the job of run {run_id}")
 
     def start(self, run_id: int, attempt: int) -> dict:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from farm.hardware import detect, kinds
-from farm.queues import hardware_queue, node_queue
+from farm.queues import device_queue, hardware_queue, node_queue
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +38,12 @@ class Slot:
 
     def queues(self, node_id: int | None) -> list[str]:
         """The class's queue and, once the node id is known, this node's queue of the class
-        (work only this node may run: audits of other nodes' results)."""
-        return [self.queue] + ([] if node_id is None else [node_queue(self.hardware, node_id)])
+        (work only this node may run: audits of other nodes' results) and, for a GPU, its
+        own queue (audits of results of this node's other GPUs)."""
+        if node_id is None:
+            return [self.queue]
+        mine = [device_queue(self.hardware, node_id, self.index)] if self.kind.gpu else []
+        return [self.queue, node_queue(self.hardware, node_id), *mine]
 
     def env(self) -> dict[str, str]:
         """Environment of the slot's worker process: its device, pinned.

@@ -152,7 +152,8 @@ class JobRunner:
         started = time.monotonic()
         out = Outcome("claim_lost", run_id)
         try:
-            job = self.client.claim(run_id)  # RetryableError escapes: requeue the message
+            # RetryableError escapes: requeue the message
+            job = self.client.claim(run_id, self.slot.index if self.slot.kind.gpu else None)
         except ClaimLost as exc:
             out.detail = str(exc)
             return out

@@ -3,7 +3,9 @@ consume).
 
 Every slot consumes its class's queue, `hw.<class>`, and its node's queue of that class,
 `hw.<class>.node-<id>`: the second carries work meant for one node only (an audit run, which
-must not run on the node that produced the result it checks).
+must not run on the node that produced the result it checks). A GPU slot also consumes its
+device's queue, `hw.<class>.node-<id>.gpu-<index>`: an audit that must run on the node that
+produced the result goes to another of its GPUs when it has one.
 """
 
 from __future__ import annotations
@@ -33,3 +35,8 @@ def hardware_queue(hardware: str) -> str:
 
 def node_queue(hardware: str, node_id: int) -> str:
     return f"hw.{hardware}.node-{node_id}"
+
+
+def device_queue(hardware: str, node_id: int, index: int) -> str:
+    """The queue of one GPU of a node (the vendor tool's index)."""
+    return f"{node_queue(hardware, node_id)}.gpu-{index}"

@@ -6,9 +6,15 @@ leave anything behind in its process); the pool starts its replacement in the ba
 as one is taken. Baseline workers run only the problem's reference (trusted code), so they are
 kept and reused across evaluations, one per kind (eager, compile).
 
+A GPU worker also pays the timer's one-time costs before it is handed a job (`op warm`: the
+profiler's start-up, about 3 s, and the marker kernels' compilation), so the job's `load` does
+not. Preparing one takes 5-8 s against a job's 1-2 s, so several are prepared at once
+(`ready_candidates` of them are ready or getting ready; FARM_POOL_READY), each waited on by a
+thread of its own.
+
 Every worker is started by one long-lived thread of the pool: sandboxes die with the thread
 that started them (PR_SET_PDEATHSIG follows the thread, not the process), so a short-lived
-starter thread would take its worker down with it.
+starter thread would take its worker down with it. Only the waiting is on other threads.
 """
 
 from __future__ import annotations
@@ -20,10 +26,16 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from farm.config import Env
 from farm.hardware import kinds
 from farm.harness.channel import WorkerDied, WorkerProcess, WorkerSpec
 from farm.sandbox import Limits, get_runner
 from farm.suite.loader import suite_dirs
+
+PREPARE_TIMEOUT_S = 300.0  # interpreter, torch, device context and the timer's first start-up
+READY_GPU = 4  # GPU workers kept ready or getting ready, unless FARM_POOL_READY says otherwise
+# where a started worker, or why it could not start, is put
+Order = queue.Queue[WorkerProcess | BaseException]
 
 
 @dataclass
@@ -36,17 +48,24 @@ class WorkerPool:
     # A warm worker may wait long before its job: the sandbox's wall clock must not run out
     # while it waits, so it is a day; the supervisor's per-request timeouts bound each job.
     limits: Limits = field(default_factory=lambda: Limits(wall_seconds=86400.0))
-    ready_candidates: int = 1
-    _ready: queue.Queue[WorkerProcess | BaseException] = field(default_factory=queue.Queue)
+    # candidate workers kept ready or getting ready (None: FARM_POOL_READY, else 4 on a GPU and
+    # 1 elsewhere, where a worker has no timer start-up to pay)
+    ready_candidates: int | None = None
+    # whether a worker pays the timer's one-time costs before its job (None: on a GPU)
+    warm: bool | None = None
+    _ready: Order = field(default_factory=queue.Queue)
     _baselines: dict[str, WorkerProcess] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    _orders: queue.Queue[queue.Queue[WorkerProcess | BaseException] | None] = field(
-        default_factory=queue.Queue
-    )
+    _orders: queue.Queue[Order | None] = field(default_factory=queue.Queue)
     _closed: bool = False
 
     def __post_init__(self) -> None:
         self.runner = get_runner(self.sandbox, vendor=kinds.gpu_vendor(self.device))
+        if self.warm is None:
+            self.warm = kinds.is_gpu(self.device)
+        if self.ready_candidates is None:
+            default = READY_GPU if kinds.is_gpu(self.device) else 1
+            self.ready_candidates = Env().integer("FARM_POOL_READY", default, minimum=1)
         self._starter = threading.Thread(target=self._serve, name="farm-pool-starter", daemon=True)
         self._starter.start()
         for _ in range(self.ready_candidates):
@@ -106,7 +125,7 @@ class WorkerPool:
             self._orders.put(self._ready)
 
     def _start_now(self) -> WorkerProcess:
-        reply: queue.Queue[WorkerProcess | BaseException] = queue.Queue()
+        reply: Order = queue.Queue()
         self._orders.put(reply)
         item = reply.get(timeout=300)
         if isinstance(item, BaseException):
@@ -114,18 +133,19 @@ class WorkerPool:
         return item
 
     def _serve(self) -> None:
-        """The starter thread: start a worker for each order until the pool closes."""
+        """The starter thread: start a worker for each order until the pool closes; a thread
+        of the worker's own waits for it to be ready."""
         while (order := self._orders.get()) is not None:
             try:
-                worker: WorkerProcess | BaseException = self._start()
+                worker = self._spawn()
             except (WorkerDied, OSError) as exc:
-                worker = exc
-            if self._closed and isinstance(worker, WorkerProcess):
-                self.discard(worker, wait=True)
+                order.put(exc)
                 continue
-            order.put(worker)
+            threading.Thread(
+                target=self._prepare, args=(worker, order), name="farm-pool-prepare", daemon=True
+            ).start()
 
-    def _start(self) -> WorkerProcess:
+    def _spawn(self) -> WorkerProcess:
         workdir = Path(tempfile.mkdtemp(prefix="farm-worker-"))
         spec = WorkerSpec(
             device=self.device,
@@ -134,7 +154,35 @@ class WorkerPool:
             device_index=self.device_index,
             limits=self.limits,
         )
-        return WorkerProcess(self.runner, spec)
+        try:
+            worker = WorkerProcess(self.runner, spec, wait=False)
+        except BaseException:
+            shutil.rmtree(workdir, ignore_errors=True)
+            raise
+        if self.warm:
+            try:
+                worker.send({"op": "warm"})  # right behind its setup
+            except WorkerDied:
+                self.discard(worker, wait=True)
+                raise
+        return worker
+
+    def _prepare(self, worker: WorkerProcess, order: Order) -> None:
+        """Wait for `worker`'s greeting (and, on a GPU, its warm-up), then hand it to `order`."""
+        try:
+            worker.ready(timeout=PREPARE_TIMEOUT_S)
+            if self.warm:
+                reply, _ = worker.receive(timeout=PREPARE_TIMEOUT_S)
+                if not reply.get("ok"):
+                    raise WorkerDied("RUNTIME_ERROR", f"warm-up failed: {reply.get('detail')}")
+        except (WorkerDied, OSError) as exc:
+            self.discard(worker, wait=True)
+            order.put(exc)
+            return
+        if self._closed:
+            self.discard(worker, wait=True)
+            return
+        order.put(worker)
 
 
 def readable_suite_dirs() -> list[Path]:

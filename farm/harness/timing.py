@@ -202,7 +202,7 @@ class GpuTimer:
     method = "cupti-span+events"
 
     def __init__(self, device: torch.device, llc_bytes: int) -> None:
-        self.device = device
+        self.device, self.llc_bytes = device, llc_bytes
         flush_bytes = max(256 << 20, 4 * llc_bytes)
         self.flush_buf = torch.empty(flush_bytes // 4, dtype=torch.int32, device=device)
         from farm.harness import markers  # compiles the marker kernels on first use

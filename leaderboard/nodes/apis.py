@@ -12,11 +12,11 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from farm.queues import hardware_queue, node_queue
+from farm.queues import device_queue, hardware_queue, node_queue
 from leaderboard.accounts.throttles import ThrottledBeforeAuthentication
 from leaderboard.nodes.authentication import IsNode, NodeTokenAuthentication
 from leaderboard.nodes.models import Node
-from leaderboard.nodes.selectors import node_status
+from leaderboard.nodes.selectors import node_gpus, node_status
 from leaderboard.nodes.services import node_enroll, node_register
 
 MAX_DEVICES = 64  # devices of one node, and so runs it holds at once
@@ -56,7 +56,15 @@ def _registration(node: Node) -> dict[str, Any]:
             "hardware": names,
             "status": node_status(node=node),
         },
-        "queues": [q for n in names for q in (hardware_queue(n), node_queue(n, node.pk))],
+        "queues": [
+            q
+            for n in names
+            for q in (
+                hardware_queue(n),
+                node_queue(n, node.pk),
+                *(device_queue(n, node.pk, i) for i in node_gpus(node, n)),
+            )
+        ],
         "heartbeat_interval_s": max(1, settings.FARM_NODE_DEAD_AFTER_S // 4),
         "dead_after_s": settings.FARM_NODE_DEAD_AFTER_S,
         "server_time": timezone.now().isoformat(),

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db.models import Count, QuerySet
 from django.utils import timezone
 
+from farm.hardware import kinds
 from leaderboard.nodes.models import Node
 
 
@@ -59,3 +60,16 @@ def hardware_unserved(*, hardware: list[str]) -> dict[str, str]:
         + f"): the run waits in the queue until one does. Classes served now: {served}"
         for h in missing
     }
+
+
+def node_gpus(node: Node, hardware: str) -> list[int]:
+    """The indices of `node`'s GPUs of class `hardware`, as its agent last described them."""
+    found: list[int] = []
+    for d in node.devices if isinstance(node.devices, list) else []:
+        if not isinstance(d, dict) or d.get("hardware") != hardware:
+            continue
+        index, device = d.get("index"), d.get("device")
+        gpu = isinstance(device, str) and kinds.is_gpu(device)
+        if gpu and isinstance(index, int) and index not in found:
+            found.append(index)
+    return found

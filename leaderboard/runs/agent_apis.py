@@ -86,13 +86,26 @@ class AttemptInput(serializers.Serializer):
     )
 
 
+class ClaimInput(serializers.Serializer):
+    device_index = serializers.IntegerField(
+        min_value=0,
+        required=False,
+        allow_null=True,
+        help_text="the GPU that will run it (the vendor tool's index); audits avoid the GPU "
+        "that produced the result they check",
+    )
+
+
 class ClaimApi(AgentApi):
     """Claim a queued run: exactly one node wins (200 with the job); others get 409."""
 
-    @extend_schema(request=None, responses={200: JobOutput})
+    @extend_schema(request=ClaimInput, responses={200: JobOutput})
     def post(self, request, run_id: int):
+        data = ClaimInput(data=request.data)
+        data.is_valid(raise_exception=True)
         text = run_source_for_claim(run_id=run_id, node=request.auth)
-        run = run_claim(run_id=run_id, node=request.auth)
+        device_index = data.validated_data.get("device_index")
+        run = run_claim(run_id=run_id, node=request.auth, device_index=device_index)
         run = Run.objects.select_related("submission__source", "problem").get(pk=run.pk)
         return Response(job(run, source=text))
 

@@ -63,6 +63,11 @@ class Run(models.Model):
         related_name="+",
         help_text="the node that claimed the latest attempt (kept after release)",
     )
+    device_index = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="the GPU of its node that claimed the latest attempt (vendor index)",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     sent_at = models.DateTimeField(null=True, blank=True, help_text="last handed to the broker")
     claimed_at = models.DateTimeField(null=True, blank=True)

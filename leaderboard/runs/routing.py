@@ -3,7 +3,10 @@ leaderboard.judging.audits for when audits start and how they conclude).
 
 An audit run is sent to one chosen node's queue (farm.queues.node_queue); when no other node of
 the class is online it waits, queued and unsent, and the periodic resend tries again. A class
-served by a single enabled node audits on that node when FARM_AUDIT_SINGLE_NODE is "same-node".
+served by a single enabled node audits on that node when FARM_AUDIT_SINGLE_NODE is "same-node":
+on another of its GPUs of the class when it has one (the device queue,
+farm.queues.device_queue; the GPU that produced the result may not claim it), else on the same
+GPU in a fresh process.
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ from django.conf import settings
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from farm.queues import node_queue
+from farm.queues import device_queue, node_queue
 from leaderboard.nodes.models import Node
+from leaderboard.nodes.selectors import node_gpus
 from leaderboard.runs.models import Run
 
 
@@ -45,14 +49,42 @@ def audit_target(audit: Run) -> Node | None:
     )
 
 
+def audit_gpu(audit: Run, node: Node) -> int | None:
+    """Where `audit` runs on `node` when that node produced the result it checks: another of
+    its GPUs of the class (None when the audit goes to another node, or there is no other)."""
+    original = Run.objects.filter(pk=audit.audit_of_id).values("node_id", "device_index").first()
+    if original is None or original["node_id"] != node.pk or original["device_index"] is None:
+        return None
+    others = [i for i in node_gpus(node, audit.hardware_id) if i != original["device_index"]]
+    return others[0] if others else None
+
+
 def audit_queue(audit: Run) -> str | None:
-    """Where to send an audit run: a chosen node's queue, or None while there is none."""
+    """Where to send an audit run: a chosen node's queue (one of its GPUs' when the node audits
+    its own result), or None while there is none."""
     node = audit_target(audit)
-    return None if node is None else node_queue(audit.hardware_id, node.pk)
+    if node is None:
+        return None
+    gpu = audit_gpu(audit, node)
+    if gpu is None:
+        return node_queue(audit.hardware_id, node.pk)
+    return device_queue(audit.hardware_id, node.pk, gpu)
 
 
-def audit_claim_refused(run_id: int, node: Node) -> bool:
-    """An audit run may not be claimed by the node whose result it checks (unless that node is
-    its class's only one and FARM_AUDIT_SINGLE_NODE is "same-node")."""
-    audit = Run.objects.filter(pk=run_id, audit_of__node=node).only("hardware_id").first()
-    return audit is not None and not same_node_allowed(audit.hardware_id)
+def audit_claim_refusal(run_id: int, node: Node, device_index: int | None) -> str | None:
+    """Why `node` (its GPU `device_index`) may not claim run `run_id`, None when it may. An
+    audit run may not be claimed by the node whose result it checks, unless that node is its
+    class's only one and FARM_AUDIT_SINGLE_NODE is "same-node"; then not by the GPU that
+    produced the result while the node has another of the class."""
+    audit = Run.objects.filter(pk=run_id, audit_of__node=node).only("hardware_id", "audit_of")
+    audit = audit.first()
+    if audit is None:
+        return None
+    if not same_node_allowed(audit.hardware_id):
+        return f"run {run_id} audits a result of this node; another node must run it"
+    if device_index is None or audit_gpu(audit, node) is None:
+        return None
+    produced_on = Run.objects.filter(pk=audit.audit_of_id).values_list("device_index", flat=True)
+    if produced_on.first() == device_index:
+        return f"run {run_id} audits a result of this GPU; another GPU of this node must run it"
+    return None

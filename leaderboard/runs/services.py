@@ -121,22 +121,24 @@ def runs_resend_unsent(*, older_than_s: int = 30) -> int:
     return runs_send(run_ids=ids)
 
 
-def run_claim(*, run_id: int, node: Node) -> Run:
-    """Claim a queued run for `node`: exactly one node wins. A repeated claim by the holder
-    returns the run again (a retried request); everyone else gets RunConflict."""
+def run_claim(*, run_id: int, node: Node, device_index: int | None = None) -> Run:
+    """Claim a queued run for `node` (its GPU `device_index`, when the node names one): exactly
+    one node wins. A repeated claim by the holder returns the run again (a retried request);
+    everyone else gets RunConflict."""
     if node.draining:
         raise RunConflict("this node is draining: it may not claim new runs; requeue the job")
     allowed = node.allowed_hardware.values("name")
     served = list(node.hardware.filter(name__in=allowed).values_list("name", flat=True))
     # The audit check stays out of the UPDATE: a join there would turn it into a subquery, whose
     # rows PostgreSQL does not re-check after waiting for a concurrent claim's row lock.
-    refused = routing.audit_claim_refused(run_id, node)
+    refused = routing.audit_claim_refusal(run_id, node, device_index)
     won = (not refused) and Run.objects.filter(
         id=run_id, state=Run.State.QUEUED, hardware_id__in=served
     ).update(
         state=Run.State.CLAIMED,
         node=node,
         attempt_node=node,
+        device_index=device_index,
         attempt=F("attempt") + 1,
         claimed_at=timezone.now(),
     )
@@ -146,9 +148,7 @@ def run_claim(*, run_id: int, node: Node) -> Run:
     if won or (run.node_id == node.pk and run.state in Run.ACTIVE):
         return run
     if refused:
-        raise RunConflict(
-            f"run {run_id} audits a result of this node; another node must run it; drop the job"
-        )
+        raise RunConflict(f"{refused}; drop the job")
     if run.hardware_id not in served:
         raise RunForbidden(
             f"run {run_id} is for {run.hardware_id}; "

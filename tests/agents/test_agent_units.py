@@ -122,8 +122,12 @@ def test_one_slot_per_gpu_and_configurable_npu_slots():
     ]
     assert [s.number for s in slots] == [0, 1, 2, 3, 4]
     assert {s.queue for s in slots} == {"hw.nvidia-h100", "hw.npu-sim-v1"}
-    # besides its class's queue, a slot takes work meant for its node only (audits)
-    assert slots[0].queues(7) == ["hw.nvidia-h100", "hw.nvidia-h100.node-7"]
+    # besides its class's queue, a slot takes work meant for its node only (audits), and a GPU
+    # slot work meant for its GPU (audits of the node's other GPUs' results)
+    node_q = "hw.nvidia-h100.node-7"
+    assert slots[0].queues(7) == ["hw.nvidia-h100", node_q, f"{node_q}.gpu-0"]
+    assert slots[1].queues(7)[-1] == f"{node_q}.gpu-1"
+    assert slots[2].queues(7) == ["hw.npu-sim-v1", "hw.npu-sim-v1.node-7"]
     assert slots[0].queues(None) == ["hw.nvidia-h100"]
 
 
@@ -259,7 +263,7 @@ class FakeServer:
             "sent_at": None,
         }
 
-    def claim(self, run_id):  # type: ignore[no-untyped-def]
+    def claim(self, run_id, device_index=None):  # type: ignore[no-untyped-def]
         self.calls.append(("claim", run_id))
         if self.claim_error:
             raise self.claim_error

@@ -59,3 +59,58 @@ def test_a_broken_submission_does_not_poison_the_pool(tmp_path, pool):
     good.write_text(NATIVE)
     assert evaluate(bad, problem="vector_add", device="npu-sim", pool=pool)["verdict"] != "PASSED"
     assert evaluate(good, problem="vector_add", device="npu-sim", pool=pool)["verdict"] == "PASSED"
+
+
+@pytest.mark.slow
+def test_several_workers_get_ready_at_once(sandbox_ready, monkeypatch):
+    """Each worker is waited on by a thread of its own: all are started before the first is
+    ready (one starter thread preparing them one after the other made jobs wait)."""
+    spawned: list[float] = []
+    spawn = WorkerPool._spawn
+
+    def timed_spawn(self):
+        spawned.append(time.monotonic())
+        return spawn(self)
+
+    monkeypatch.setattr(WorkerPool, "_spawn", timed_spawn)
+    p = WorkerPool(device="npu-sim", ready_candidates=3)
+    try:
+        first = p.candidate()
+        got_first = time.monotonic()
+        assert len(spawned) >= 3 and sorted(spawned)[2] < got_first
+        second = p.candidate(timeout=5)  # getting ready alongside the first
+        assert first.proc.pid != second.proc.pid
+        for w in (first, second):
+            p.discard(w, wait=True)
+    finally:
+        p.close()
+
+
+@pytest.mark.slow
+def test_a_warmed_worker_serves_its_job(tmp_path, sandbox_ready):
+    """The warm-up's reply is read before the worker is handed out: the job's first reply is
+    its own."""
+    path = tmp_path / "k.py"
+    path.write_text(NATIVE)
+    p = WorkerPool(device="npu-sim", warm=True, ready_candidates=1)
+    try:
+        doc = evaluate(path, problem="vector_add", device="npu-sim", pool=p)
+        assert doc["verdict"] == "PASSED", doc
+    finally:
+        p.close()
+
+
+def test_a_failed_warm_up_is_the_job_s_error(sandbox_ready, monkeypatch):
+    from farm.harness import channel
+
+    monkeypatch.setattr(
+        channel.WorkerProcess,
+        "receive",
+        lambda self, **kw: ({"op": "warm", "ok": False, "detail": "no device"}, []),
+    )
+    p = WorkerPool(device="npu-sim", warm=True, ready_candidates=1)
+    try:
+        with pytest.raises(channel.WorkerDied, match="warm-up failed: no device"):
+            p.candidate(timeout=120)
+    finally:
+        p.close()

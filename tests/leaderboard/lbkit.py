@@ -130,11 +130,12 @@ def result_doc(
     }
 
 
-def finish(node_client, run, *, auditor=None, artifacts=(), **doc_kwargs):
-    """Claim, start and report `run` through the agent API; returns the result response.
-    With `auditor` (another node's client), an audit the result started is run there too, with
-    the same document."""
-    claim = node_client.post(f"/api/agent/runs/{run.pk}/claim/")
+def finish(node_client, run, *, auditor=None, artifacts=(), device_index=None, **doc_kwargs):
+    """Claim (on the node's GPU `device_index`, if given), start and report `run` through the
+    agent API; returns the result response. With `auditor` (another node's client), an audit
+    the result started is run there too, with the same document."""
+    body = {} if device_index is None else {"device_index": device_index}
+    claim = node_client.post(f"/api/agent/runs/{run.pk}/claim/", body, format="json")
     assert claim.status_code == 200, claim.content
     attempt = claim.json()["attempt"]
     node_client.post(f"/api/agent/runs/{run.pk}/start/", {"attempt": attempt}, format="json")

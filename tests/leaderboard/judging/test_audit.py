@@ -166,6 +166,32 @@ def test_a_single_node_class_audits_on_its_node_or_skips_by_policy(
     assert scored(clients["other"], only, score=0.9).audit == ""
 
 
+def test_a_single_node_with_two_gpus_audits_on_the_other_gpu(clients, local_storage):
+    from leaderboard.nodes.services import node_heartbeat
+
+    only = make_node("only", [HW])
+    gpus = [{"hardware": HW, "device": "cuda", "index": i, "name": "GPU"} for i in (0, 1)]
+    node_heartbeat(node=only.node, current_runs=[], devices=gpus)
+    run = scored(clients["owner"], only, score=0.8, device_index=1)
+    assert run.device_index == 1
+    audit = Run.objects.get(audit_of=run)
+    node_q = f"hw.{HW}.node-{only.node.pk}"
+    drain(f"hw.{HW}"), drain(node_q), drain(f"{node_q}.gpu-0")
+    assert runs_send(run_ids=[audit.pk]) == 1
+    assert drain(node_q) == [] and [a for _, a in drain(f"{node_q}.gpu-0")] == [[audit.pk]]
+
+    refused = only.post(f"/api/agent/runs/{audit.pk}/claim/", {"device_index": 1}, format="json")
+    assert refused.status_code == 409 and "another GPU" in refused.json()["detail"]
+    assert finish(only, audit, score=0.8, device_index=0).status_code == 200
+    audit.refresh_from_db()
+    run.refresh_from_db()
+    assert audit.device_index == 0 and run.audit == "confirmed"
+    registered = only.post(
+        "/api/agent/register/", {"hardware": [HW], "devices": gpus}, format="json"
+    ).json()
+    assert f"{node_q}.gpu-1" in registered["queues"]
+
+
 def test_audit_off_and_skipped_classes_show_at_once(clients, local_storage, settings):
     node = make_node("first", [HW])
     settings.FARM_AUDIT_SKIP_HARDWARE = [HW]
