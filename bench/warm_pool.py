@@ -12,6 +12,13 @@ separate evaluations), and the scores per hour the slot sustained.
     PYTHONPATH=. FARM_ALLOW_UNSANDBOXED=1 python3 bench/warm_pool.py --device cpu --sandbox \\
         process --rounds 1 --problems vector_add        # a smoke run without a GPU
 
+With `--gpus N` it runs that slot's loop on GPU 0 alone, then on N GPUs at once (one process
+per GPU, as an agent runs one slot per GPU), and prints the scores per hour of both and their
+ratio, and how far the same kernel's times on the different GPUs are apart (what an audit on
+another GPU of the node compares):
+
+    PYTHONPATH=. python3 bench/warm_pool.py --device cuda --gpus 2 --rounds 8 --out multi.json
+
 The server's part of submit -> score (queueing, the upload, the result post: about 0.3 s per
 run, docs/dispatch.md) is not in these walls.
 """
@@ -20,8 +27,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -49,21 +59,25 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--problems", help="comma-separated (default: all of KERNELS)")
     ap.add_argument("--no-baselines", action="store_true")
+    ap.add_argument("--device-index", type=int, default=0, help="the GPU (vendor index)")
+    ap.add_argument("--gpus", type=int, default=0, help="compare 1 GPU with this many")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
+    if args.gpus:
+        return several_gpus(args)
 
     from farm.harness.pool import WorkerPool
     from farm.harness.supervisor import evaluate
 
     names = args.problems.split(",") if args.problems else list(KERNELS)
     plan = {name: workload_of(name, args.device) for name in names}
-    pool = WorkerPool(device=args.device, sandbox=args.sandbox)
+    pool = WorkerPool(device=args.device, sandbox=args.sandbox, device_index=args.device_index)
     rows: list[dict[str, Any]] = []
-    started = time.perf_counter()
+    started, started_at = time.perf_counter(), time.time()
     try:
         for rnd in range(args.rounds + 1):
             if rnd == 1:  # the first round fills the node's caches and is not counted
-                started = time.perf_counter()
+                started, started_at = time.perf_counter(), time.time()
             for name, workload in plan.items():
                 t0 = time.perf_counter()
                 doc = evaluate(
@@ -75,6 +89,7 @@ def main() -> int:
                     sandbox=args.sandbox,
                     workloads=[workload],
                     baselines=not args.no_baselines,
+                    device_index=args.device_index,
                     pool=pool,
                 )
                 wall = time.perf_counter() - t0
@@ -94,9 +109,75 @@ def main() -> int:
     finally:
         pool.close()
     summary = summarise(rows, total)
+    counted = {"counted_from": started_at, "counted_to": started_at + total}
     if args.out:
-        args.out.write_text(json.dumps({"device": args.device, "rows": rows, **summary}, indent=1))
+        doc = {"device": args.device, "device_index": args.device_index, "rows": rows}
+        args.out.write_text(json.dumps({**doc, **counted, **summary}, indent=1))
     return 0 if all(r["verdict"] == "PASSED" for r in rows) else 1
+
+
+def several_gpus(args: argparse.Namespace) -> int:
+    """GPU 0 alone, then `args.gpus` GPUs at once, one slot process each."""
+    # the slots' own documents, beside --out (kept if the comparison is cut short)
+    tmp = args.out.parent / "slots" if args.out else Path(tempfile.mkdtemp(prefix="warm-pool-"))
+    alone = run_slots(args, [0], tmp / "alone")
+    together = run_slots(args, list(range(args.gpus)), tmp / "together")
+    ratio = together["scores_per_hour"] / alone["scores_per_hour"]
+    apart = gpu_disagreement(together["slots"])
+    print(
+        f"\none GPU: {alone['scores_per_hour']:.0f} scores / hour; {args.gpus} GPUs: "
+        f"{together['scores_per_hour']:.0f} scores / hour: {ratio:.2f}x"
+    )
+    for name, pct_apart in apart.items():
+        print(f"{name}: median times on the {args.gpus} GPUs {pct_apart:.2f} % apart")
+    if args.out:
+        doc = {"alone": alone, "together": together, "ratio": ratio, "gpus_apart_pct": apart}
+        args.out.write_text(json.dumps(doc, indent=1))
+    ok = all(s["passed"] for s in alone["slots"] + together["slots"])
+    return 0 if ok else 1
+
+
+def run_slots(args: argparse.Namespace, indices: list[int], where: Path) -> dict[str, Any]:
+    """One bench process per GPU of `indices`, started together; their counted evaluations
+    over the time from the first one's counting start to the last one's end."""
+    where.mkdir(parents=True)
+    env = {**os.environ, "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}  # torch numbers GPUs as NVML does
+    base = [sys.executable, __file__, "--device", args.device, "--sandbox", args.sandbox]
+    base += ["--rounds", str(args.rounds)]
+    base += ["--problems", args.problems] if args.problems else []
+    base += ["--no-baselines"] if args.no_baselines else []
+    procs = [
+        subprocess.Popen(
+            [*base, "--device-index", str(i), "--out", str(where / f"gpu{i}.json")], env=env
+        )
+        for i in indices
+    ]
+    codes = [p.wait() for p in procs]
+    slots = []
+    for i, code in zip(indices, codes, strict=True):
+        doc = json.loads((where / f"gpu{i}.json").read_text()) if code in (0, 1) else {}
+        slots.append({**doc, "passed": code == 0})
+    done = [s for s in slots if s.get("rows")]
+    count = sum(1 for s in done for r in s["rows"] if r["round"] > 0)
+    span = max(s["counted_to"] for s in done) - min(s["counted_from"] for s in done)
+    per_hour = 3600 * count / span if span > 0 else 0.0
+    return {
+        "gpus": indices,
+        "evaluations": count,
+        "span_s": span,
+        "scores_per_hour": per_hour,
+        "slots": slots,
+    }
+
+
+def gpu_disagreement(slots: list[dict[str, Any]]) -> dict[str, float]:
+    """Per problem, how far apart the GPUs' median measured times are (max - min over min, %)."""
+    medians: dict[str, list[float]] = {}
+    for slot in slots:
+        for name, stats in slot.get("per_problem", {}).items():
+            if stats.get("median_ms"):
+                medians.setdefault(name, []).append(stats["median_ms"])
+    return {name: 100 * (max(m) - min(m)) / min(m) for name, m in medians.items() if len(m) > 1}
 
 
 def summarise(rows: list[dict[str, Any]], total_s: float) -> dict[str, Any]:
@@ -112,7 +193,12 @@ def summarise(rows: list[dict[str, Any]], total_s: float) -> dict[str, Any]:
         spread = 100 * (max(times) - min(times)) / statistics.median(times) if times else None
         keys = dict.fromkeys(k for r in mine for k in r["phases_s"])
         phases = {k: statistics.median(r["phases_s"].get(k, 0.0) for r in mine) for k in keys}
-        per_problem[name] = {"p50_s": pct(w, 50), "p95_s": pct(w, 95), "spread_pct": spread}
+        per_problem[name] = {
+            "p50_s": pct(w, 50),
+            "p95_s": pct(w, 95),
+            "spread_pct": spread,
+            "median_ms": statistics.median(times) if times else None,
+        }
         shown = ", ".join(f"{k} {v:.2f}" for k, v in phases.items())
         spread_text = f"{spread:.2f}" if spread is not None else "-"
         print(
