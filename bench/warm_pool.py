@@ -61,6 +61,8 @@ def main() -> int:
     ap.add_argument("--no-baselines", action="store_true")
     ap.add_argument("--device-index", type=int, default=0, help="the GPU (vendor index)")
     ap.add_argument("--gpus", type=int, default=0, help="compare 1 GPU with this many")
+    ap.add_argument("--meet", type=Path, help=argparse.SUPPRESS)  # --gpus: start counting
+    ap.add_argument("--parties", type=int, default=1, help=argparse.SUPPRESS)  # together
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     if args.gpus:
@@ -77,6 +79,8 @@ def main() -> int:
     try:
         for rnd in range(args.rounds + 1):
             if rnd == 1:  # the first round fills the node's caches and is not counted
+                if args.meet:
+                    meet(args.meet, args.device_index, args.parties)
                 started, started_at = time.perf_counter(), time.time()
             for name, workload in plan.items():
                 t0 = time.perf_counter()
@@ -94,6 +98,8 @@ def main() -> int:
                 )
                 wall = time.perf_counter() - t0
                 w = next((x for x in doc["workloads"] if x["id"] == workload), {})
+                why = [*doc["reasons"], *w.get("errors", [])]
+                why += [f for f in doc["guard"]["findings"] if f.get("severity") == "reject"]
                 row = {
                     "round": rnd,
                     "problem": name,
@@ -102,6 +108,7 @@ def main() -> int:
                     "wall_s": round(wall, 3),
                     "time_ms": w.get("time_ms"),
                     "phases_s": doc["timing"].get("phases_s", {}),
+                    **({"why": why} if doc["verdict"] != "PASSED" else {}),
                 }
                 rows.append(row)
                 print(json.dumps(row), flush=True)
@@ -114,6 +121,14 @@ def main() -> int:
         doc = {"device": args.device, "device_index": args.device_index, "rows": rows}
         args.out.write_text(json.dumps({**doc, **counted, **summary}, indent=1))
     return 0 if all(r["verdict"] == "PASSED" for r in rows) else 1
+
+
+def meet(where: Path, index: int, parties: int, timeout: float = 900) -> None:
+    """Wait until every slot of a --gpus run has filled its caches, so that all count together."""
+    (where / f"ready-{index}").touch()
+    end = time.monotonic() + timeout
+    while len(list(where.glob("ready-*"))) < parties and time.monotonic() < end:
+        time.sleep(0.05)
 
 
 def several_gpus(args: argparse.Namespace) -> int:
@@ -146,6 +161,7 @@ def run_slots(args: argparse.Namespace, indices: list[int], where: Path) -> dict
     base += ["--rounds", str(args.rounds)]
     base += ["--problems", args.problems] if args.problems else []
     base += ["--no-baselines"] if args.no_baselines else []
+    base += ["--meet", str(where), "--parties", str(len(indices))]
     procs = [
         subprocess.Popen(
             [*base, "--device-index", str(i), "--out", str(where / f"gpu{i}.json")], env=env

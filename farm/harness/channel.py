@@ -86,11 +86,12 @@ class WorkerProcess:
         if wait:
             self.ready()
 
-    def ready(self, timeout: float = 300) -> None:
+    def ready(self, timeout: float = 300, *, watched: bool = True) -> None:
         """Wait for the worker's greeting (its interpreter, torch and device are up); returns at
-        once when it came already."""
+        once when it came already. `watched=False`: its host memory is not watched meanwhile
+        (a pool's worker getting ready runs only the harness; see `receive`)."""
         if not self._greeted:
-            self._read(timeout, "setup", 0, None)
+            self._read(timeout, "setup", 0, None, watched=watched)
             self._greeted = True
 
     def send(self, header: dict[str, Any]) -> None:
@@ -115,13 +116,16 @@ class WorkerProcess:
         return self._read(timeout, str(header.get("op")), max_bytes, watch)
 
     def receive(
-        self, *, timeout: float, max_bytes: int = 0
+        self, *, timeout: float, max_bytes: int = 0, watched: bool = True
     ) -> tuple[dict[str, Any], list[torch.Tensor]]:
-        """Read the next frame the worker sends unasked (the second half of a reply)."""
-        return self._read(timeout, "receive", max_bytes, None)
+        """Read the next frame the worker sends unasked (the second half of a reply), or the
+        reply to a request sent with `send`. `watched=False` leaves its host memory unwatched
+        while it runs only the harness: the watch's polling runs in this process, beside the
+        evaluation that this process times."""
+        return self._read(timeout, "receive", max_bytes, None, watched=watched)
 
     def _read(
-        self, timeout: float, what: str, max_bytes: int, watch: int | None
+        self, timeout: float, what: str, max_bytes: int, watch: int | None, *, watched: bool = True
     ) -> tuple[dict[str, Any], list[torch.Tensor]]:
         box: dict[str, Any] = {}
 
@@ -132,7 +136,8 @@ class WorkerProcess:
                 box["error"] = exc
 
         reader = threading.Thread(target=read, daemon=True)
-        with MemoryWatch(self.proc, self.spec.device_index, watch, self._rss_limit) as seen:
+        rss_limit = self._rss_limit if watched else None
+        with MemoryWatch(self.proc, self.spec.device_index, watch, rss_limit) as seen:
             reader.start()
             reader.join(timeout)
         self.gpu_peak = max(self.gpu_peak, seen.peak_gpu)

@@ -170,9 +170,11 @@ class WorkerPool:
     def _prepare(self, worker: WorkerProcess, order: Order) -> None:
         """Wait for `worker`'s greeting (and, on a GPU, its warm-up), then hand it to `order`."""
         try:
-            worker.ready(timeout=PREPARE_TIMEOUT_S)
+            # unwatched: only the harness runs in it yet, and a watch polls /proc from this
+            # process, where another evaluation's timing windows are being timed
+            worker.ready(timeout=PREPARE_TIMEOUT_S, watched=False)
             if self.warm:
-                reply, _ = worker.receive(timeout=PREPARE_TIMEOUT_S)
+                reply, _ = worker.receive(timeout=PREPARE_TIMEOUT_S, watched=False)
                 if not reply.get("ok"):
                     raise WorkerDied("RUNTIME_ERROR", f"warm-up failed: {reply.get('detail')}")
         except (WorkerDied, OSError) as exc:
