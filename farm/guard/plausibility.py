@@ -107,6 +107,11 @@ def check_wall_clock(
 
 
 WINDOW_FIXED_MS = 50.0  # per timing window: the request's round trip, the profiler's start/stop
+# windows that fit, at least, beside the one window over its allowance that is put down to a
+# pause of the host (check_windows): on two H200s of one host, each with a warm pool preparing
+# workers beside the timed evaluation, 4 of 252 honest evaluations had one such window (a stall
+# of 30-80 ms; docs/performance.md), none had two
+STALL_WINDOWS = 2
 
 
 def check_windows(
@@ -120,10 +125,19 @@ def check_windows(
     reported times may not exceed its wall (by more than WALL_OVER_RATIO and 1 ms), and its wall
     may not exceed them by more than `check_wall_clock` allows with WINDOW_FIXED_MS as the fixed
     cost; then all windows together, with WALL_FIXED_MS. A window's size is unknown to the
-    worker until it starts, so no reported time can be moved from one window into another."""
+    worker until it starts, so no reported time can be moved from one window into another.
+
+    One window whose wall alone is over, among at least STALL_WINDOWS that fit, is a pause of
+    the host (a scheduler or driver stall of tens of ms, seen on loaded GPU nodes), not hidden
+    work, which recurs with the calls that hide it: it is WALL_CLOCK_STALL, a flag. It gains a
+    submission nothing: the scored time is the calls' median (farm.harness.report.scored_time),
+    which one window's calls do not move, and the total over all windows still holds."""
+    over: list[str] = []  # what each window over its allowance took
+    timed = 0
     for calls, wall_ms, sum_ms in windows:
         if calls <= 0:
             continue
+        timed += 1
         if sum_ms > wall_ms * (1 + WALL_OVER_RATIO) + 1.0:
             return [
                 _finding(
@@ -136,18 +150,19 @@ def check_windows(
         per_call = WALL_MS_PER_CALL + overhead_ratio * overhead_ms_per_call
         allowed = WALL_RATIO * sum_ms + per_call * calls + WINDOW_FIXED_MS
         if unexplained > allowed:
-            return [
-                _finding(
-                    "WALL_CLOCK_MISMATCH",
-                    f"a window of {calls} calls reported {sum_ms:.6g} ms but took {wall_ms:.6g} "
-                    f"ms of wall time; {unexplained:.6g} ms is unaccounted for "
-                    f"(allowed {allowed:.6g} ms)",
-                )
-            ]
+            over.append(
+                f"a window of {calls} calls reported {sum_ms:.6g} ms but took {wall_ms:.6g} "
+                f"ms of wall time; {unexplained:.6g} ms is unaccounted for "
+                f"(allowed {allowed:.6g} ms)"
+            )
+    if len(over) > 1 or (over and timed - 1 < STALL_WINDOWS):
+        more = f" ({len(over)} windows over)" if len(over) > 1 else ""
+        return [_finding("WALL_CLOCK_MISMATCH", over[0] + more)]
+    stalled = [_finding("WALL_CLOCK_STALL", over[0])] if over else []
     calls = sum(c for c, _, _ in windows)
     if calls <= 0:
         return []
-    return check_wall_clock(
+    return stalled + check_wall_clock(
         reported_ms_total=sum(s for _, _, s in windows),
         wall_ms=sum(w for _, w, _ in windows),
         calls=calls,

@@ -252,6 +252,12 @@ _RULES = [
         "the reported device time cannot fit in the wall time the trusted side observed",
     ),
     Rule(
+        "WALL_CLOCK_STALL",
+        "flag",
+        "one timing window took longer than its reported times allow while the others fit: "
+        "a pause of the host, kept for review",
+    ),
+    Rule(
         "CHECK_WALL_MISMATCH",
         "reject",
         "the calls the trusted side checked took far longer than the reported time allows: "

@@ -164,6 +164,31 @@ def test_time_cannot_move_between_windows():
     assert "device time in" in finding["detail"]
 
 
+def test_one_stalled_window_is_a_flag_two_are_a_mismatch():
+    """A pause of the host stretches one window (seen on a loaded two-GPU node: 30-80 ms);
+    hidden work stretches every window that runs it."""
+    from farm.harness.report import wall_clock_findings
+
+    def stalled(windows, *which):
+        return [
+            {**w, "wall_ms": w["wall_ms"] + 80.0} if i in which else w
+            for i, w in enumerate(windows)
+        ]
+
+    tiny = _windows(0, 0.02, 2.56, sizes=(7, 9, 12, 8))  # a 20 us kernel, calls as the baseline's
+    (flag,) = wall_clock_findings(_entry(_timing(stalled(tiny, 2), 0.02)), simulated=False)
+    assert flag["code"] == "WALL_CLOCK_STALL" and flag["severity"] == "flag"
+    (twice,) = wall_clock_findings(_entry(_timing(stalled(tiny, 1, 3), 0.02)), simulated=False)
+    assert twice["code"] == "WALL_CLOCK_MISMATCH" and "2 windows over" in twice["detail"]
+    # with too few windows that fit, one over is not put down to a stall
+    (few,) = wall_clock_findings(_entry(_timing(stalled(tiny[:2], 1), 0.02)), simulated=False)
+    assert few["code"] == "WALL_CLOCK_MISMATCH"
+    # hidden work in every window is caught as before, whatever a stall forgives
+    hidden = _windows(0, 0.02, 2.56, hidden_ms=12.0, sizes=(7, 9, 12, 8))
+    (caught,) = wall_clock_findings(_entry(_timing(hidden, 0.02)), simulated=False)
+    assert caught["code"] == "WALL_CLOCK_MISMATCH"
+
+
 def test_without_a_baseline_the_supervisors_own_calibration_is_the_yardstick():
     from farm.harness.report import wall_clock_findings
 
