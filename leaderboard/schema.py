@@ -20,9 +20,10 @@ class NodeTokenScheme(OpenApiAuthenticationExtension):
 
 
 # Every answer the API can give besides an operation's own: the parsers (400: malformed,
-# nested too deep, unstorable text; 411 chunked, 413 too large), authentication and
-# permissions (401, 403), missing objects and invalid cursors (404), wrong methods (405),
-# conflicts of run state (409), quotas and throttles (429), artifact storage down (503).
+# nested too deep, unstorable text; 411 chunked, 413 too large, 415 a media type none of them
+# reads), authentication and permissions (401, 403), missing objects and invalid cursors (404),
+# wrong methods (405), conflicts of run state (409), quotas and throttles (429), artifact
+# storage down (503).
 ERROR_STATUSES = {
     "400": "the request is malformed or invalid; the body says what to fix",
     "401": "no credentials, or credentials that are not valid here",
@@ -32,6 +33,7 @@ ERROR_STATUSES = {
     "409": "the object's state does not allow this now",
     "411": "a chunked body: send a Content-Length",
     "413": "the body is over FARM_MAX_REQUEST_BYTES",
+    "415": "the body's media type cannot be read here: send application/json",
     "429": "a quota or throttle: retry after Retry-After seconds",
     "503": "artifact storage is unavailable: nothing was lost, retry after Retry-After seconds",
 }
