@@ -8,7 +8,7 @@ kept and reused across evaluations, one per kind (eager, compile).
 
 A GPU worker also pays the timer's one-time costs before it is handed a job (`op warm`: the
 profiler's start-up, about 3 s, and the marker kernels' compilation), so the job's `load` does
-not. Preparing one takes 5-8 s against a job's 1-2 s, so several are prepared at once
+not. Getting one ready takes 6-9 s against a job's 1-2 s, so several get ready at once
 (`ready_candidates` of them are ready or getting ready; FARM_POOL_READY), each waited on by a
 thread of its own.
 
@@ -181,8 +181,9 @@ class WorkerPool:
             self.discard(worker, wait=True)
             order.put(exc)
             return
-        if self._closed:
+        if self._closed:  # whoever waits on the order learns it at once
             self.discard(worker, wait=True)
+            order.put(WorkerDied("RUNTIME_ERROR", "the worker pool was closed"))
             return
         order.put(worker)
 

@@ -53,10 +53,17 @@ def audit_gpu(audit: Run, node: Node) -> int | None:
     """Where `audit` runs on `node` when that node produced the result it checks: another of
     its GPUs of the class (None when the audit goes to another node, or there is no other)."""
     original = Run.objects.filter(pk=audit.audit_of_id).values("node_id", "device_index").first()
-    if original is None or original["node_id"] != node.pk or original["device_index"] is None:
+    if original is None or original["node_id"] != node.pk:
         return None
-    others = [i for i in node_gpus(node, audit.hardware_id) if i != original["device_index"]]
+    others = _other_gpus(node, audit.hardware_id, original["device_index"])
     return others[0] if others else None
+
+
+def _other_gpus(node: Node, hardware: str, produced_on: int | None) -> list[int]:
+    """`node`'s GPUs of class `hardware` besides `produced_on` (none when that is unknown)."""
+    if produced_on is None:
+        return []
+    return [i for i in node_gpus(node, hardware) if i != produced_on]
 
 
 def audit_queue(audit: Run) -> str | None:
@@ -76,15 +83,12 @@ def audit_claim_refusal(run_id: int, node: Node, device_index: int | None) -> st
     audit run may not be claimed by the node whose result it checks, unless that node is its
     class's only one and FARM_AUDIT_SINGLE_NODE is "same-node"; then not by the GPU that
     produced the result while the node has another of the class."""
-    audit = Run.objects.filter(pk=run_id, audit_of__node=node).only("hardware_id", "audit_of")
-    audit = audit.first()
-    if audit is None:
+    audit = Run.objects.select_related("audit_of").filter(pk=run_id, audit_of__node=node).first()
+    if audit is None or audit.audit_of is None:
         return None
     if not same_node_allowed(audit.hardware_id):
         return f"run {run_id} audits a result of this node; another node must run it"
-    if device_index is None or audit_gpu(audit, node) is None:
-        return None
-    produced_on = Run.objects.filter(pk=audit.audit_of_id).values_list("device_index", flat=True)
-    if produced_on.first() == device_index:
+    produced_on = audit.audit_of.device_index
+    if device_index == produced_on and _other_gpus(node, audit.hardware_id, produced_on):
         return f"run {run_id} audits a result of this GPU; another GPU of this node must run it"
     return None
