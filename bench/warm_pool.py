@@ -14,10 +14,13 @@ separate evaluations), and the scores per hour the slot sustained.
 
 With `--gpus N` it runs that slot's loop on GPU 0 alone, then on N GPUs at once (one process
 per GPU, as an agent runs one slot per GPU), and prints the scores per hour of both and their
-ratio, and how far the same kernel's times on the different GPUs are apart (what an audit on
-another GPU of the node compares):
+ratio, the walls (p50, p95) of all the GPUs' evaluations together, how busy the host's CPUs
+were, and how far the same kernel's times on the different GPUs are apart (what an audit on
+another GPU of the node compares). `--alone-rounds` sets the single GPU's rounds apart from the
+N GPUs' (`--rounds`), e.g. a batch of 204 evaluations over two GPUs after a shorter one alone:
 
-    PYTHONPATH=. python3 bench/warm_pool.py --device cuda --gpus 2 --rounds 8 --out multi.json
+    PYTHONPATH=. python3 bench/warm_pool.py --device cuda --gpus 2 --rounds 17 \
+        --alone-rounds 6 --out multi.json
 
 The server's part of submit -> score (queueing, the upload, the result post: about 0.3 s per
 run, docs/dispatch.md) is not in these walls.
@@ -61,6 +64,7 @@ def main() -> int:
     ap.add_argument("--no-baselines", action="store_true")
     ap.add_argument("--device-index", type=int, default=0, help="the GPU (vendor index)")
     ap.add_argument("--gpus", type=int, default=0, help="compare 1 GPU with this many")
+    ap.add_argument("--alone-rounds", type=int, help="--gpus: GPU 0's rounds alone")
     ap.add_argument("--meet", type=Path, help=argparse.SUPPRESS)  # --gpus: start counting
     ap.add_argument("--parties", type=int, default=1, help=argparse.SUPPRESS)  # together
     ap.add_argument("--out", type=Path)
@@ -135,14 +139,21 @@ def several_gpus(args: argparse.Namespace) -> int:
     """GPU 0 alone, then `args.gpus` GPUs at once, one slot process each."""
     # the slots' own documents, beside --out (kept if the comparison is cut short)
     tmp = args.out.parent / "slots" if args.out else Path(tempfile.mkdtemp(prefix="warm-pool-"))
-    alone = run_slots(args, [0], tmp / "alone")
-    together = run_slots(args, list(range(args.gpus)), tmp / "together")
+    alone_rounds = args.rounds if args.alone_rounds is None else args.alone_rounds
+    alone = run_slots(args, [0], tmp / "alone", alone_rounds)
+    together = run_slots(args, list(range(args.gpus)), tmp / "together", args.rounds)
     ratio = together["scores_per_hour"] / alone["scores_per_hour"]
     apart = gpu_disagreement(together["slots"])
     print(
         f"\none GPU: {alone['scores_per_hour']:.0f} scores / hour; {args.gpus} GPUs: "
         f"{together['scores_per_hour']:.0f} scores / hour: {ratio:.2f}x"
     )
+    for name, phase in (("one GPU", alone), (f"{args.gpus} GPUs", together)):
+        print(
+            f"{name}: {phase['evaluations']} evaluations, p50 {phase['p50_s']:.2f} s, "
+            f"p95 {phase['p95_s']:.2f} s, {phase['scores_per_hour'] / len(phase['gpus']):.0f} "
+            f"scores / hour / GPU, host CPUs {phase['cpu_busy_pct']:.0f} % busy"
+        )
     for name, pct_apart in apart.items():
         print(f"{name}: median times on the {args.gpus} GPUs {pct_apart:.2f} % apart")
     if args.out:
@@ -152,13 +163,16 @@ def several_gpus(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-def run_slots(args: argparse.Namespace, indices: list[int], where: Path) -> dict[str, Any]:
+def run_slots(
+    args: argparse.Namespace, indices: list[int], where: Path, rounds: int
+) -> dict[str, Any]:
     """One bench process per GPU of `indices`, started together; their counted evaluations
-    over the time from the first one's counting start to the last one's end."""
+    over the time from the first one's counting start to the last one's end, and the share of
+    the host's CPU time that was busy meanwhile (the whole phase, cache-filling round too)."""
     where.mkdir(parents=True)
     env = {**os.environ, "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}  # torch numbers GPUs as NVML does
     base = [sys.executable, __file__, "--device", args.device, "--sandbox", args.sandbox]
-    base += ["--rounds", str(args.rounds)]
+    base += ["--rounds", str(rounds)]
     base += ["--problems", args.problems] if args.problems else []
     base += ["--no-baselines"] if args.no_baselines else []
     base += ["--meet", str(where), "--parties", str(len(indices))]
@@ -168,7 +182,9 @@ def run_slots(args: argparse.Namespace, indices: list[int], where: Path) -> dict
         )
         for i in indices
     ]
+    cpu_before = cpu_times()
     codes = [p.wait() for p in procs]
+    busy, total = (b - a for a, b in zip(cpu_before, cpu_times(), strict=True))
     slots = []
     for i, code in zip(indices, codes, strict=True):
         doc = json.loads((where / f"gpu{i}.json").read_text()) if code in (0, 1) else {}
@@ -177,13 +193,27 @@ def run_slots(args: argparse.Namespace, indices: list[int], where: Path) -> dict
     count = sum(1 for s in done for r in s["rows"] if r["round"] > 0)
     span = max(s["counted_to"] for s in done) - min(s["counted_from"] for s in done)
     per_hour = 3600 * count / span if span > 0 else 0.0
+    walls = sorted(r["wall_s"] for s in done for r in s["rows"] if r["round"] > 0)
     return {
         "gpus": indices,
         "evaluations": count,
         "span_s": span,
         "scores_per_hour": per_hour,
+        "p50_s": pct(walls, 50),
+        "p95_s": pct(walls, 95),
+        "cpu_busy_pct": 100 * busy / total if total else 0.0,
         "slots": slots,
     }
+
+
+def cpu_times() -> tuple[int, int]:
+    """(busy, total) CPU time of the host so far, in clock ticks (/proc/stat; zeros elsewhere)."""
+    try:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    except (OSError, ValueError):
+        return 0, 0
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return sum(fields) - idle, sum(fields)
 
 
 def gpu_disagreement(slots: list[dict[str, Any]]) -> dict[str, float]:

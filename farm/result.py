@@ -188,16 +188,19 @@ class Interval:
         return self.low_ms <= other.high_ms and other.low_ms <= self.high_ms
 
 
-_STATS = ("median_ms", "mean_ms", "std_ms", "min_ms", "max_ms")
+_STATS = ("median_ms", "trimmed_mean_ms", "mean_ms", "std_ms", "min_ms", "max_ms")
+_SINCE = ("trimmed_mean_ms",)  # statistics older documents lack: written only when set
 
 
 @dataclass(frozen=True)
 class TimingSummary:
     """Statistics of one call's repeated timings, in ms (farm.scoring.TimingStats), with `ci`
-    the interval of the median; the harness's other details (method, windows_ms, warm-up,
+    the interval of the scored statistic (`ci_of`: the trimmed mean; "median" in documents
+    from before it was scored); the harness's other details (method, windows_ms, warm-up,
     wall times, thermal readings) are in `details`. Only what a document carries is set."""
 
     median_ms: float | None = None
+    trimmed_mean_ms: float | None = None
     mean_ms: float | None = None
     std_ms: float | None = None
     min_ms: float | None = None
@@ -230,7 +233,11 @@ class TimingSummary:
 
     def to_json(self) -> dict[str, Any]:
         full = self.count is not None  # a whole TimingStats summary keeps its nulls
-        out: dict[str, Any] = {k: getattr(self, k) for k in _STATS if full or getattr(self, k)}
+        out: dict[str, Any] = {
+            k: getattr(self, k)
+            for k in _STATS
+            if (full and k not in _SINCE) or getattr(self, k) is not None
+        }
         if full:
             out["count"] = self.count
         if self.ci is not None:
@@ -244,7 +251,8 @@ class TimingSummary:
 
 @dataclass(frozen=True)
 class WorkloadEntry:
-    """One workload of a result. Times in ms: `time_ms` the candidate's median, `sol_ms` the
+    """One workload of a result. Times in ms: `time_ms` the candidate's scored time (its calls'
+    trimmed mean, farm.harness.report.scored_time), `sol_ms` the
     speed-of-light time, `baseline_ms` and `speedup` keyed by baseline ("eager", "compile");
     `secret` is true for an entry run on secret-seed inputs (leaderboard mode)."""
 

@@ -25,10 +25,13 @@ from typing import Any
 # cheat (a shape driven to ~0) lands orders of magnitude below it.
 FLOOR_SLACK = 0.95
 
-# The two-sided 95 % normal quantile, for the large-sample median interval.
+# The share of calls cut from each end for the trimmed mean (TimingStats.trimmed_mean_ms).
+TRIM = 0.1
+# The two-sided 95 % normal quantile (the trimmed mean's t quantile starts from it).
 _Z95 = 1.959963984540054
-# Below this many samples the order-statistic interval of the median cannot reach 95 %
-# coverage (with 5 samples, [min, max] covers the median with probability 1 - 2/32 = 0.94).
+# Below this many samples an interval is [min, max] and not taken for a 95 % one (the order-
+# statistic interval of the median cannot reach 95 %: with 5 samples, [min, max] covers it with
+# probability 1 - 2/32 = 0.94; the trimmed mean's keeps too few samples to estimate a spread).
 MIN_SAMPLES_FOR_CI = 6
 
 
@@ -91,13 +94,21 @@ def arithmetic_mean(scores: Iterable[float]) -> float:
 class TimingStats:
     """Summary of repeated timings of one call, in ms.
 
-    `ci95_low_ms`/`ci95_high_ms` bound the **median** (distribution-free, from order
-    statistics: timing samples are skewed by tails, so a t-interval for the mean is not used).
-    `rse` is the relative standard error of the mean, std / sqrt(count) / mean, the quantity
-    adaptive stop rules watch. With one sample std is 0.0 and rse is inf.
+    `trimmed_mean_ms` is the mean of the middle calls (TRIM of them cut from each end): the
+    statistic a workload is scored on (farm.harness.report.scored_time). A call's time depends
+    on where its inputs lie in device memory, and the harness draws a new place for every call
+    (farm.harness.timing.Placement), so the calls of a short kernel fall into several modes
+    (two, 1.4 % apart, for a 50 us vector add on an H200, docs/harness-fidelity.md): the
+    median of such a mixture jumps between its modes from run to run, the trimmed mean moves
+    with the modes' shares, which many calls pin down, and still drops the tails a neighbour's
+    interference leaves. `ci95_low_ms`/`ci95_high_ms` bound the trimmed mean (Tukey and
+    McLaughlin's interval: the winsorised variance, Student's t with h - 1 degrees of freedom
+    for the h calls kept). `rse` is the relative standard error of the mean, std / sqrt(count)
+    / mean, the quantity adaptive stop rules watch. With one sample std is 0.0 and rse is inf.
     """
 
     median_ms: float
+    trimmed_mean_ms: float
     mean_ms: float
     std_ms: float
     min_ms: float
@@ -118,16 +129,17 @@ class TimingStats:
         n = len(xs)
         mean = math.fsum(xs) / n
         std = statistics.stdev(xs) if n > 1 else 0.0
-        low, high = median_ci_ranks(n)
+        trimmed, low, high = trimmed_mean_ci(xs)
         return cls(
             median_ms=statistics.median(xs),
+            trimmed_mean_ms=trimmed,
             mean_ms=mean,
             std_ms=std,
             min_ms=xs[0],
             max_ms=xs[-1],
             count=n,
-            ci95_low_ms=xs[low],
-            ci95_high_ms=xs[high],
+            ci95_low_ms=low,
+            ci95_high_ms=high,
             rse=std / math.sqrt(n) / mean if n > 1 and mean > 0 else math.inf,
         )
 
@@ -138,43 +150,47 @@ class TimingStats:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        d["ci_of"] = "median"
+        d["ci_of"] = "trimmed-mean"
         if math.isinf(self.rse):
             d["rse"] = None  # JSON has no inf
         return d
 
 
-def median_ci_ranks(n: int) -> tuple[int, int]:
-    """0-based ranks (l, u) of sorted samples giving a >= 95 % interval for the median.
+def trimmed_mean_ci(xs: Sequence[float]) -> tuple[float, float, float]:
+    """The trimmed mean of sorted samples `xs` (TRIM of them cut from each end) and its 95 %
+    interval (low, high): Tukey-McLaughlin, se = sqrt((n - 1) s_w^2 / (h (h - 1))) with s_w^2
+    the winsorised sample variance and h the samples kept, times Student's t quantile at h - 1
+    degrees of freedom. Below MIN_SAMPLES_FOR_CI samples the interval is [min, max]."""
+    n = len(xs)
+    g = int(TRIM * n)
+    kept = xs[g : n - g]
+    h = len(kept)
+    trimmed = math.fsum(kept) / h
+    if n < MIN_SAMPLES_FOR_CI or h < 2:
+        return trimmed, xs[0], xs[-1]
+    winsorised = [kept[0]] * g + list(kept) + [kept[-1]] * g
+    se = math.sqrt((n - 1) * statistics.variance(winsorised) / (h * (h - 1)))
+    half = _t975(h - 1) * se
+    return trimmed, trimmed - half, trimmed + half
 
-    The count of samples below the true median is Binomial(n, 1/2), so [x_(l), x_(u)] covers
-    it with probability P(l < B <= u) (0-based l, u). Exact for n <= 1000, the normal
-    approximation above. Below MIN_SAMPLES_FOR_CI no interval reaches 95 %: [min, max].
-    """
-    if n < 1:
-        raise ValueError("n must be >= 1")
-    if n < MIN_SAMPLES_FOR_CI:
-        return 0, n - 1
-    if n > 1000:
-        k = math.floor(n / 2 - _Z95 * math.sqrt(n) / 2)
-        return k - 1, n - k
-    # Largest k with P(B <= k - 1) <= 2.5 %: the interval [x_(k), x_(n-k+1)] in 1-based ranks.
-    total = 2**n
-    cumulative = 0
-    k = 0
-    while True:
-        cumulative += math.comb(n, k)
-        if cumulative * 40 > total:  # P(B <= k) > 2.5 %
-            break
-        k += 1
-    k = max(k, 1)
-    return k - 1, n - k
+
+def _t975(df: int) -> float:
+    """Student's t 97.5 % quantile (Cornish-Fisher expansion in 1/df of the normal quantile:
+    within 0.3 % of the exact value from 5 degrees of freedom up)."""
+    z = _Z95
+    return (
+        z
+        + (z**3 + z) / (4 * df)
+        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3)
+    )
 
 
 def compare(a: TimingStats, b: TimingStats) -> int:
     """-1 when `a` is faster than `b`, +1 when slower, 0 when they cannot be told apart.
 
-    Noise-aware: only when the 95 % intervals of the two medians do not overlap is one faster;
+    Noise-aware: only when the 95 % intervals of the two trimmed means do not overlap is one
+    faster;
     with fewer than MIN_SAMPLES_FOR_CI samples on either side the answer is 0.
     """
     if not (a.has_ci and b.has_ci):

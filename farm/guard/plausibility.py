@@ -130,8 +130,9 @@ def check_windows(
     One window whose wall alone is over, among at least STALL_WINDOWS that fit, is a pause of
     the host (a scheduler or driver stall of tens of ms, seen on loaded GPU nodes), not hidden
     work, which recurs with the calls that hide it: it is WALL_CLOCK_STALL, a flag. It gains a
-    submission nothing: the scored time is the calls' median (farm.harness.report.scored_time),
-    which one window's calls do not move, and the total over all windows still holds."""
+    submission nothing: the scored time comes from the calls' device spans
+    (farm.harness.report.scored_time), which a pause of the host does not lengthen, and the
+    total over all windows still holds."""
     over: list[str] = []  # what each window over its allowance took
     timed = 0
     for calls, wall_ms, sum_ms in windows:

@@ -28,6 +28,20 @@ if TYPE_CHECKING:  # sizing a worker's limits needs no torch (farm.harness.prest
 
 ENV_PREFIX = "FARM_LIMIT_"
 
+# A timed call's inputs are moved to a place drawn for that call (farm.harness.timing.Placement)
+# when they hold at most PLACE_MAX_BYTES; the arena they are moved into holds them plus a slack
+# of their own size, at least PLACE_SLACK_MIN and at most PLACE_SLACK_MAX.
+PLACE_MAX_BYTES = 1 * GiB
+PLACE_SLACK_MIN = 512 * MiB
+PLACE_SLACK_MAX = 1 * GiB
+
+
+def placement_bytes(input_bytes: int) -> int:
+    """The arena a timer moves `input_bytes` of one call's inputs into (0: they stay put)."""
+    if input_bytes <= 0 or input_bytes > PLACE_MAX_BYTES:
+        return 0
+    return input_bytes + min(PLACE_SLACK_MAX, max(PLACE_SLACK_MIN, input_bytes))
+
 
 @dataclass(frozen=True)
 class LimitPolicy:
@@ -99,9 +113,12 @@ class LimitPolicy:
 
     def gpu_memory_bytes(self, workload_bytes: int, peak: int = 0) -> int:
         """Device memory of a worker whose workload needs `workload_bytes` (inputs + outputs)
-        and whose reference peaked at `peak` bytes on the device (the trusted side measured)."""
+        and whose reference peaked at `peak` bytes on the device (the trusted side measured),
+        plus the harness's own: kept outputs and the arena timed calls' inputs are placed in
+        (sized for inputs as large as the whole workload, or the largest that are placed)."""
         allowance = self.gpu_memory_floor + int(self.memory_factor * max(workload_bytes, peak))
-        return allowance + self.kept_bytes(workload_bytes)
+        arena = placement_bytes(min(workload_bytes, PLACE_MAX_BYTES))
+        return allowance + self.kept_bytes(workload_bytes) + arena
 
     def sandbox_limits(self, base: Limits, *, workload_bytes: int, gpu: bool) -> Limits:
         """The sandbox's limits for an evaluation whose largest workload needs `workload_bytes`

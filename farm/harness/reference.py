@@ -16,7 +16,7 @@ import torch
 
 from farm.hardware import kinds
 from farm.harness import protocol, runtime
-from farm.harness.timing import CpuTimer, GpuTimer, TimingPolicy, run_windows
+from farm.harness.timing import ONE_TIME, CpuTimer, GpuTimer, TimingPolicy, run_windows
 from farm.suite.model import Problem, Workload
 
 
@@ -107,8 +107,7 @@ def timing_overhead_ms(
         timer = GpuTimer(device, llc_bytes) if gpu else CpuTimer(llc_bytes)
         # the timer's one-time costs (marker kernels' JIT, the profiler's start-up) first, as
         # the worker pays them before the submission is imported
-        once = TimingPolicy(warmup_ms=0, min_calls=1, window=2, stable_windows=1, budget_ms=0)
-        run_windows(timer, lambda inputs: outputs, make, once)
+        run_windows(timer, lambda inputs: outputs, make, ONE_TIME)
         # a quarter of the budget: the loop's cost per call settles within a few windows
         short = replace(policy, budget_ms=policy.budget_ms / 4, target_rse=0.0)
         run = run_windows(timer, lambda inputs: outputs, make, short, keep=True)

@@ -129,7 +129,7 @@ def add_timing(
     (farm.harness.windows.TimedRun.summary); `wall_ms` the trusted side's own wall time of the
     whole timing (warm-up included, re-checks not)."""
     stats = scoring.TimingStats.from_samples(reply["times_ms"])
-    scored, statistic = scored_time(stats.median_ms, reply["windows"])
+    scored, statistic = scored_time(stats.trimmed_mean_ms, reply["windows"])
     details = {
         "statistic": statistic,
         "windows_ms": reply["windows_ms"],
@@ -161,7 +161,7 @@ def add_baseline(
 ) -> None:
     """A baseline's timing, from a timing's summary, scored like the candidate (see add_timing)."""
     stats = scoring.TimingStats.from_samples(reply["times_ms"])
-    scored, statistic = scored_time(stats.median_ms, reply.get("windows", []))
+    scored, statistic = scored_time(stats.trimmed_mean_ms, reply.get("windows", []))
     details = {
         "statistic": statistic,
         "windows": reply.get("windows", []),
@@ -175,21 +175,23 @@ def add_baseline(
     entry["baseline_ms"][kind], entry["baseline_timing"][kind] = scored, timing.to_json()
 
 
-# The median of the per-call times is the score unless the windows' mean call times say more
-# (median over windows of sum / calls) by this factor: then some calls pay for others (a batched
-# fix-up every k-th call, deferred work) and the mean cost per call is what the kernel costs.
+# The trimmed mean of the per-call times (farm.scoring.TimingStats) is the score unless the
+# windows' mean call times say more (median over windows of sum / calls) by this factor: then some
+# calls pay for others (a batched fix-up every k-th call, deferred work, beyond what the trim
+# cuts) and the mean cost per call is what the kernel costs.
 SLOW_CALLS_RATIO = 1.10
 
 
-def scored_time(median_ms: float, windows: list[dict[str, Any]]) -> tuple[float, str]:
-    """The time (ms) a workload is scored on and the statistic it is: "median" (of the calls) or
-    "window-mean" (see SLOW_CALLS_RATIO). Windows are as farm.harness.windows records them."""
+def scored_time(trimmed_ms: float, windows: list[dict[str, Any]]) -> tuple[float, str]:
+    """The time (ms) a workload is scored on and the statistic it is: "trimmed-mean" (of the
+    calls) or "window-mean" (see SLOW_CALLS_RATIO). Windows are as farm.harness.windows records
+    them."""
     means = [w["sum_ms"] / w["calls"] for w in windows if w.get("calls")]
     if means:
         window_mean = statistics.median(means)
-        if window_mean > SLOW_CALLS_RATIO * median_ms:
+        if window_mean > SLOW_CALLS_RATIO * trimmed_ms:
             return window_mean, "window-mean"
-    return median_ms, "median"
+    return trimmed_ms, "trimmed-mean"
 
 
 def finish(

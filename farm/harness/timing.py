@@ -24,11 +24,12 @@ worker sees while a call runs tells a checked call from an unchecked one. The ke
 window must fit the workload's memory budget: the supervisor caps n by the outputs' bytes
 (farm.harness.budget.LimitPolicy.keep_calls).
 
-The score is the median of the calls unless the windows' mean call time is higher by more than
-10 % (farm.harness.report.scored_time): a periodic slow call (a batched fix-up every k-th call)
-cannot hide behind the median.
+The score is the trimmed mean of the calls (farm.scoring.TimingStats) unless the windows' mean
+call time is higher by more than 10 % (farm.harness.report.scored_time): a periodic slow call (a
+batched fix-up every k-th call) cannot hide behind the trim.
 
-GPU method (CUDA and ROCm), per call: fresh inputs are made, a Triton kernel named
+GPU method (CUDA and ROCm), per call: fresh inputs are made and moved to a place in device
+memory drawn for the call (`Placement`: a short kernel's time depends on it), a Triton kernel named
 `farm_l2_flush` overwrites a buffer at least four times the last-level cache (start marker), the
 candidate runs, the device is synchronised (every stream), and a tiny `farm_call_end` kernel
 marks the end. The profiler (CUPTI / roctracer through torch.profiler) records every kernel,
@@ -45,6 +46,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import math
+import os
+import random
 import statistics
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -55,6 +58,7 @@ import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
 from farm.hardware import kinds
+from farm.harness import budget
 
 FLUSH_KERNEL = "farm_l2_flush"
 END_KERNEL = "farm_call_end"
@@ -76,6 +80,7 @@ class TimingPolicy:
     stable_tol: float = 0.004
     budget_ms: float = 4000.0
     idle_ratio: float = 0.0  # after each call, stay idle this multiple of its time (duty cycle)
+    place_inputs: bool = True  # GPU: each call's inputs at a place drawn for it (Placement)
 
     @classmethod
     def for_device(cls, device: str, **overrides: Any) -> TimingPolicy:
@@ -110,6 +115,12 @@ class TimingRun:
     wall_ms: float = 0.0
     warmup_calls: int = 0
 
+
+# Two calls without warm-up: what pays a timer's one-time costs (the marker kernels' JIT, the
+# profiler's start-up) before anything is measured; no arena for its inputs.
+ONE_TIME = TimingPolicy(
+    warmup_ms=0, min_calls=1, window=2, stable_windows=1, budget_ms=0, place_inputs=False
+)
 
 MakeInputs = Callable[[int], Sequence[torch.Tensor]]
 Call = Callable[[Sequence[torch.Tensor]], Any]
@@ -196,6 +207,64 @@ def run_windows(
     return run
 
 
+class Placement:
+    """Where a timed call's inputs lie in device memory: a place drawn for every call.
+
+    A short kernel's time depends on where its inputs lie (on an H200, a 16M-element fp32 add
+    took 48.9-50.3 us and an rmsnorm over 4096 x 4096 bf16 20.1-20.5 us across 24 placements,
+    docs/harness-fidelity.md). The caching allocator hands every call of a run the blocks the
+    previous call freed, so one run times one placement, and separate runs of the same kernel
+    land up to 2.6 % apart. With a place drawn per call, every run times the same mixture of
+    placements, and the trimmed mean of its calls (farm.scoring.TimingStats) is that mixture's.
+
+    The call's fresh inputs are copied, before the cache flush and so outside the timed span,
+    into views of an arena that holds them plus a slack (farm.harness.budget.placement_bytes,
+    counted in the worker's device memory allowance), at 4 KiB-aligned offsets: the tensors
+    in a random order with random gaps. Only contiguous device tensors without autograd are
+    moved (their shape, dtype and strides stay as made); inputs of more than PLACE_MAX_BYTES
+    together stay where the allocator put them (measured up to 64 MB tensors)."""
+
+    ALIGN = 4096
+
+    def __init__(self, device: torch.device) -> None:
+        if device.type != "cpu" and device.index is None:  # "cuda": the current device
+            device = torch.device(device.type, torch.cuda.current_device())
+        self.device = device
+        self.arena: torch.Tensor | None = None
+        self.rng = random.Random(int.from_bytes(os.urandom(8), "little"))
+
+    def __call__(self, inputs: Sequence[Any]) -> list[Any]:
+        placed = list(inputs)
+        movable = [i for i, t in enumerate(placed) if self._movable(t)]
+        sizes = {i: -(-placed[i].nbytes // self.ALIGN) * self.ALIGN for i in movable}
+        size = budget.placement_bytes(sum(sizes.values()))
+        if not movable or size == 0:
+            return placed
+        if self.arena is None or self.arena.numel() < size:
+            self.arena = None  # the old one is freed before the new one is made
+            self.arena = torch.empty(size, dtype=torch.uint8, device=self.device)
+        slack = (self.arena.numel() - sum(sizes.values())) // self.ALIGN
+        cuts = sorted(self.rng.randrange(slack + 1) for _ in movable)
+        self.rng.shuffle(movable)
+        before = 0  # the bytes of the tensors placed ahead of this one
+        for i, cut in zip(movable, cuts, strict=True):
+            t, start = placed[i], cut * self.ALIGN + before
+            placed[i] = self.arena[start : start + t.nbytes].view(t.dtype).view(t.shape).copy_(t)
+            before += sizes[i]
+        return placed
+
+    def _movable(self, t: Any) -> bool:
+        return (
+            type(t) is torch.Tensor
+            and t.device == self.device
+            and t.layout == torch.strided
+            and not t.is_quantized
+            and t.is_contiguous()
+            and not t.requires_grad
+            and t.nbytes > 0
+        )
+
+
 class GpuTimer:
     """Times calls on a CUDA/ROCm device with the profiler (all streams) and events."""
 
@@ -209,6 +278,12 @@ class GpuTimer:
 
         self._flush, self._end = markers.flush_l2, markers.call_end
         self.profiler_ok = True
+        self.placement = Placement(device)
+
+    def inputs(self, make_inputs: MakeInputs, i: int, policy: TimingPolicy) -> list[Any]:
+        """Call `i`'s fresh inputs, placed for this call when the policy says so."""
+        made = make_inputs(i)
+        return self.placement(made) if policy.place_inputs else list(made)
 
     def flush(self) -> None:
         self._flush(self.flush_buf)
@@ -222,7 +297,7 @@ class GpuTimer:
         n = 0
         while n < 3 or time.perf_counter() < end:
             with harness_torch():
-                inputs = make_inputs(-1 - n)
+                inputs = self.inputs(make_inputs, -1 - n, policy)
                 self.flush()
             call(inputs)
             with harness_torch():
@@ -252,7 +327,7 @@ class GpuTimer:
         with no_cyclic_gc():
             for i in range(calls):
                 with harness_torch():  # markers too: Triton reads data_ptr(), a torch function
-                    inputs = make_inputs(start + i)
+                    inputs = self.inputs(make_inputs, start + i, policy)
                     self.flush()
                     evs[i][0].record()
                 out = call(inputs)

@@ -246,10 +246,9 @@ class Session:
         from farm.harness import timing
 
         x = torch.zeros(1024, device=self.device)
-        policy = timing.TimingPolicy(
-            warmup_ms=0, min_calls=1, window=2, stable_windows=1, budget_ms=0
+        timing.run_windows(
+            self._timer(request), lambda xs: [xs[0] + 1], lambda i: [x], timing.ONE_TIME
         )
-        timing.run_windows(self._timer(request), lambda xs: [xs[0] + 1], lambda i: [x], policy)
 
     def _timer(self, request: dict[str, Any]):
         from farm.harness import timing

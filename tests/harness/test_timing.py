@@ -1,3 +1,5 @@
+import itertools
+
 import pytest
 import torch
 
@@ -6,6 +8,7 @@ from farm.harness.timing import (
     END_KERNEL,
     FLUSH_KERNEL,
     CpuTimer,
+    Placement,
     TimingPolicy,
     _spans,
     capture,
@@ -27,6 +30,55 @@ def test_spans_cover_every_stream_between_markers():
         (60 * us, 61 * us, END_KERNEL),
     ]
     assert _spans(activities) == [0.030, 0.0]
+
+
+def test_placement_moves_each_calls_inputs_to_a_new_place_and_keeps_them_as_made(monkeypatch):
+    from farm.harness import budget
+
+    place = Placement(torch.device("cpu"))
+    made = [
+        torch.arange(1000, dtype=torch.float32),
+        torch.ones(3, 5, dtype=torch.bfloat16),
+        torch.tensor(7, dtype=torch.int64),  # 0-dim
+        torch.arange(12.0).reshape(3, 4).t(),  # not contiguous: stays
+        torch.zeros(4, requires_grad=True),  # autograd: stays
+        3,  # not a tensor: stays
+    ]
+    seen = set()
+    for _ in range(20):
+        got = place(made)
+        for a, b in zip(got, made, strict=True):
+            if isinstance(b, torch.Tensor):
+                assert a.dtype == b.dtype and a.shape == b.shape and a.stride() == b.stride()
+                assert torch.equal(a, b)
+            else:
+                assert a == b
+        assert got[3] is made[3] and got[4] is made[4] and got[5] == 3
+        spans = sorted((t.data_ptr(), t.data_ptr() + t.nbytes) for t in got[:3])
+        assert all(end <= start for (_, end), (start, _) in itertools.pairwise(spans))
+        offsets = [t.data_ptr() - place.arena.data_ptr() for t in got[:3]]
+        assert all(o % Placement.ALIGN == 0 for o in offsets)
+        seen.add(tuple(t.data_ptr() for t in got[:3]))
+    assert len(seen) == 20  # a new place every call
+    assert place.arena.numel() == budget.placement_bytes(3 * Placement.ALIGN)
+    # inputs larger than the limit stay where they were made
+    monkeypatch.setattr(budget, "PLACE_MAX_BYTES", 1024)
+    big = [torch.zeros(1024)]
+    assert place(big)[0] is big[0]
+
+
+def test_a_worker_gpu_allowance_holds_the_arena():
+    from farm.harness.budget import PLACE_MAX_BYTES, LimitPolicy, placement_bytes
+    from farm.sandbox.limits import GiB, MiB
+
+    limits = LimitPolicy()
+    assert placement_bytes(128 * MiB) == 128 * MiB + 512 * MiB
+    assert placement_bytes(PLACE_MAX_BYTES) == 2 * GiB
+    assert placement_bytes(PLACE_MAX_BYTES + 1) == 0
+    for workload in (MiB, 128 * MiB, 3 * GiB):
+        without = limits.gpu_memory_floor + 4 * workload + limits.kept_bytes(workload)
+        arena = limits.gpu_memory_bytes(workload) - without
+        assert arena == placement_bytes(min(workload, PLACE_MAX_BYTES))
 
 
 def test_stop_rule_needs_enough_stable_samples():
