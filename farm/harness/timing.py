@@ -249,9 +249,20 @@ class Placement:
         before = 0  # the bytes of the tensors placed ahead of this one
         for i, cut in zip(movable, cuts, strict=True):
             t, start = placed[i], cut * self.ALIGN + before
-            placed[i] = self.arena[start : start + t.nbytes].view(t.dtype).view(t.shape).copy_(t)
+            placed[i] = self._block(start, t.nbytes).view(t.dtype).view(t.shape).copy_(t)
             before += sizes[i]
         return placed
+
+    def _block(self, start: int, nbytes: int) -> torch.Tensor:
+        """Bytes [start, start + nbytes) of the arena as a tensor whose storage is those bytes
+        alone (storage offset 0, the storage's size the tensor's), as a freshly made input's is:
+        an extension that reads a tensor's storage rather than its data pointer sees the same
+        in a timed call as in a checked one. Through the CUDA array interface on a GPU (the
+        interface object keeps the arena alive); a plain slice elsewhere."""
+        assert self.arena is not None
+        if self.device.type == "cpu":
+            return self.arena[start : start + nbytes]
+        return torch.as_tensor(_ArenaBytes(self.arena, start, nbytes), device=self.device)
 
     def _movable(self, t: Any) -> bool:
         return (
@@ -263,6 +274,19 @@ class Placement:
             and not t.requires_grad
             and t.nbytes > 0
         )
+
+
+class _ArenaBytes:
+    """Bytes of an arena, exposed through the CUDA array interface (see Placement._block)."""
+
+    def __init__(self, arena: torch.Tensor, start: int, nbytes: int) -> None:
+        self.arena = arena
+        self.__cuda_array_interface__ = {
+            "shape": (nbytes,),
+            "typestr": "|u1",
+            "data": (arena.data_ptr() + start, False),
+            "version": 2,  # no stream: the copy that fills it runs on the current stream
+        }
 
 
 class GpuTimer:

@@ -196,6 +196,34 @@ def test_gpu_window_spans_every_call_and_keeps_its_outputs():
     assert torch.equal(window.outputs[3][0], (x + 8) * 2)
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_gpu_placed_inputs_look_as_made_and_move_every_call():
+    """On a GPU: a placed input is its own storage (offset 0, the storage's size its own) at a
+    new address every call, with the values and layout it was made with; the timed calls see
+    them so."""
+    from farm.harness.timing import GpuTimer
+
+    device = torch.device("cuda")
+    timer = GpuTimer(device, llc_bytes=50 << 20)
+    made = [torch.randn(1 << 20, device=device), torch.ones(64, 32, device=device).bfloat16()]
+    seen = []
+
+    def call(xs):
+        for a, b in zip(xs, made, strict=True):
+            assert a.storage_offset() == 0 and a.untyped_storage().nbytes() == b.nbytes
+            assert a.untyped_storage().data_ptr() == a.data_ptr()
+            assert a.dtype == b.dtype and a.shape == b.shape and a.stride() == b.stride()
+        seen.append(xs[0].data_ptr())
+        return [xs[0] * 2, xs[1] + 1]
+
+    window = timer.window(call, lambda i: [t.clone() for t in made], 0, 6, TimingPolicy())
+    assert len(set(seen)) == 6
+    assert torch.equal(window.outputs[5][0], made[0] * 2)
+    assert torch.equal(window.outputs[5][1], made[1] + 1)
+    unplaced = timer.window(call, lambda i: made, 0, 2, TimingPolicy(place_inputs=False))
+    assert len(unplaced.times_ms) == 2 and seen[-1] == made[0].data_ptr()
+
+
 def test_a_pick_reply_is_bounded_by_handing_over_kept_outputs():
     """Kept outputs are only serialised: fixed cost + bytes at the minimum rate; a reply later
     than that (a pick computed when asked for) fails as LATE_PICKS, REJECTED; simulated devices,
