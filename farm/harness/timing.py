@@ -211,18 +211,20 @@ class Placement:
     """Where a timed call's inputs lie in device memory: a place drawn for every call.
 
     A short kernel's time depends on where its inputs lie (on an H200, a 16M-element fp32 add
-    took 48.9-50.3 us and an rmsnorm over 4096 x 4096 bf16 20.1-20.5 us across 24 placements,
+    took 49.0-50.5 us and an rmsnorm over 4096 x 4096 bf16 20.1-20.3 us across 24 placements,
     docs/harness-fidelity.md). The caching allocator hands every call of a run the blocks the
-    previous call freed, so one run times one placement, and separate runs of the same kernel
-    land up to 2.6 % apart. With a place drawn per call, every run times the same mixture of
-    placements, and the trimmed mean of its calls (farm.scoring.TimingStats) is that mixture's.
+    previous call freed, so one run times one placement (or two, alternating), and evaluations
+    of the same kernel landed 1.2-1.9 % apart. With a place drawn per call, every run times the
+    same mixture of placements, and the trimmed mean of its calls (farm.scoring.TimingStats) is
+    that mixture's.
 
     The call's fresh inputs are copied, before the cache flush and so outside the timed span,
-    into views of an arena that holds them plus a slack (farm.harness.budget.placement_bytes,
-    counted in the worker's device memory allowance), at 4 KiB-aligned offsets: the tensors
-    in a random order with random gaps. Only contiguous device tensors without autograd are
-    moved (their shape, dtype and strides stay as made); inputs of more than PLACE_MAX_BYTES
-    together stay where the allocator put them (measured up to 64 MB tensors)."""
+    into an arena that holds them plus a slack (farm.harness.budget.placement_bytes, counted in
+    the worker's device memory allowance), at 4 KiB-aligned offsets: the tensors in a random
+    order with random gaps, each its own storage (`_block`). Only contiguous device tensors
+    without autograd are moved (their shape, dtype and strides stay as made); inputs of more
+    than PLACE_MAX_BYTES together stay where the allocator put them (measured up to 64 MB
+    tensors)."""
 
     ALIGN = 4096
 
