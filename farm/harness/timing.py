@@ -222,7 +222,8 @@ class Placement:
     into an arena that holds them plus a slack (farm.harness.budget.placement_bytes, counted in
     the worker's device memory allowance), at 4 KiB-aligned offsets: the tensors in a random
     order with random gaps, each its own storage (`_block`). Only contiguous device tensors
-    without autograd are moved (their shape, dtype and strides stay as made); inputs of more
+    without autograd that share no memory with another input are moved (their shape, dtype and
+    strides stay as made); inputs of more
     than PLACE_MAX_BYTES together stay where the allocator put them (measured up to 64 MB
     tensors)."""
 
@@ -237,7 +238,8 @@ class Placement:
 
     def __call__(self, inputs: Sequence[Any]) -> list[Any]:
         placed = list(inputs)
-        movable = [i for i, t in enumerate(placed) if self._movable(t)]
+        storages = [t.untyped_storage().data_ptr() for t in placed if type(t) is torch.Tensor]
+        movable = [i for i, t in enumerate(placed) if self._movable(t, storages)]
         sizes = {i: -(-placed[i].nbytes // self.ALIGN) * self.ALIGN for i in movable}
         size = budget.placement_bytes(sum(sizes.values()))
         if not movable or size == 0:
@@ -266,9 +268,12 @@ class Placement:
             return self.arena[start : start + nbytes]
         return torch.as_tensor(_ArenaBytes(self.arena, start, nbytes), device=self.device)
 
-    def _movable(self, t: Any) -> bool:
+    def _movable(self, t: Any, storages: list[int]) -> bool:
+        """Whether `t` may move: a plain contiguous tensor on this device, without autograd,
+        sharing its memory with no other input (inputs made as views of one another stay so)."""
         return (
             type(t) is torch.Tensor
+            and storages.count(t.untyped_storage().data_ptr()) == 1
             and t.device == self.device
             and t.layout == torch.strided
             and not t.is_quantized

@@ -43,6 +43,7 @@ def test_placement_moves_each_calls_inputs_to_a_new_place_and_keeps_them_as_made
         torch.arange(12.0).reshape(3, 4).t(),  # not contiguous: stays
         torch.zeros(4, requires_grad=True),  # autograd: stays
         3,  # not a tensor: stays
+        *torch.zeros(2, 8).unbind(0),  # two views of one block: both stay, aliased as made
     ]
     seen = set()
     for _ in range(20):
@@ -54,6 +55,7 @@ def test_placement_moves_each_calls_inputs_to_a_new_place_and_keeps_them_as_made
             else:
                 assert a == b
         assert got[3] is made[3] and got[4] is made[4] and got[5] == 3
+        assert got[6] is made[6] and got[7] is made[7]
         spans = sorted((t.data_ptr(), t.data_ptr() + t.nbytes) for t in got[:3])
         assert all(end <= start for (_, end), (start, _) in itertools.pairwise(spans))
         offsets = [t.data_ptr() - place.arena.data_ptr() for t in got[:3]]
