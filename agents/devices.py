@@ -33,6 +33,11 @@ class Slot:
         return kinds.get_kind(self.device)
 
     @property
+    def gpu_index(self) -> int | None:
+        """The GPU this slot runs on (the vendor tool's index), None for a CPU or simulated slot."""
+        return self.index if self.kind.gpu else None
+
+    @property
     def queue(self) -> str:
         return hardware_queue(self.hardware)
 
@@ -42,7 +47,8 @@ class Slot:
         own queue (audits of results of this node's other GPUs)."""
         if node_id is None:
             return [self.queue]
-        mine = [device_queue(self.hardware, node_id, self.index)] if self.kind.gpu else []
+        gpu = self.gpu_index
+        mine = [] if gpu is None else [device_queue(self.hardware, node_id, gpu)]
         return [self.queue, node_queue(self.hardware, node_id), *mine]
 
     def env(self) -> dict[str, str]:

@@ -111,9 +111,10 @@ class JobRunner:
 
             from farm.harness.pool import WorkerPool
 
-            index = self.slot.index if self.slot.kind.gpu else 0
             self._pool = WorkerPool(
-                device=self.slot.device, device_index=index, sandbox=self.cfg.sandbox
+                device=self.slot.device,
+                device_index=self.slot.gpu_index or 0,
+                sandbox=self.cfg.sandbox,
             )
             atexit.register(self._pool.close)
         return self._pool
@@ -152,8 +153,7 @@ class JobRunner:
         started = time.monotonic()
         out = Outcome("claim_lost", run_id)
         try:
-            # RetryableError escapes: requeue the message
-            job = self.client.claim(run_id, self.slot.index if self.slot.kind.gpu else None)
+            job = self.client.claim(run_id, self.slot.gpu_index)  # RetryableError: requeue it
         except ClaimLost as exc:
             out.detail = str(exc)
             return out
@@ -221,7 +221,7 @@ class JobRunner:
             "device": self.slot.device,
             "mode": job.mode,
             "sandbox": self.cfg.sandbox,
-            "device_index": self.slot.index if self.slot.kind.gpu else 0,
+            "device_index": self.slot.gpu_index or 0,
             "limits": Limits(wall_seconds=hard),
         }
         if self.slot.kind.gpu:

@@ -39,6 +39,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
+from warm_pool import spread_pct  # noqa: E402  the warm-pool bench's spread, the same formula
 
 SMALL = ["vector_add", "rmsnorm", "layernorm", "silu"]  # 20-80 us on an H200 (warm_pool.py)
 MODES = {"allocator": False, "placed": True}  # mode -> TimingPolicy.place_inputs
@@ -69,13 +70,12 @@ def timer_for(device: Any) -> Any:
     """The harness's timer, its one-time costs paid (as a worker pays them before its job)."""
     import torch
 
-    from farm.harness.timing import ONE_TIME, CpuTimer, GpuTimer, run_windows
+    from farm.harness.timing import CpuTimer, GpuTimer, prime
 
     if device.type == "cpu":
         return CpuTimer()
     timer = GpuTimer(device, torch.cuda.get_device_properties(device).L2_cache_size)
-    x = torch.ones(1024, device=device)
-    run_windows(timer, lambda xs: [xs[0] + 1], lambda i: [x], ONE_TIME)
+    prime(timer, device)
     return timer
 
 
@@ -159,10 +159,6 @@ def probe(problems: list[str], where: str, placements: int, runs: int) -> dict[s
     return doc
 
 
-def spread(values: list[float]) -> float:
-    return 100 * (max(values) - min(values)) / statistics.median(values)
-
-
 def run_children(args: argparse.Namespace, problems: list[str]) -> dict[str, list[Any]]:
     results: dict[str, list[Any]] = {m: [] for m in MODES}
     for r in range(args.rounds):
@@ -203,7 +199,7 @@ def main() -> int:
                 v = [x[stat] for x in res[kind]]
                 print(
                     f"| {name} | {min(meds):.2f} - {max(meds):.2f} | {kind} | {stat} "
-                    f"| {spread(v):.2f} |"
+                    f"| {spread_pct(v):.2f} |"
                 )
         return 0
     doc["children"] = run_children(args, problems)
@@ -215,8 +211,8 @@ def main() -> int:
     print("|---|---|---|---|---|---|")
     for mode, name in itertools.product(MODES, problems):
         runs = [c["runs"][name] for c in doc["children"][mode]]
-        row = {f"{stat}_spread": spread([rs[0][stat] for rs in runs]) for stat in STATS}
-        row["inside"] = statistics.median(spread([x["trimmed_us"] for x in rs]) for rs in runs)
+        row = {f"{stat}_spread": spread_pct([rs[0][stat] for rs in runs]) for stat in STATS}
+        row["inside"] = statistics.median(spread_pct([x["trimmed_us"] for x in rs]) for rs in runs)
         row["median_us"] = statistics.median(rs[0]["median_us"] for rs in runs)
         table[f"{mode}/{name}"] = row
         print(

@@ -236,7 +236,7 @@ def summarise(rows: list[dict[str, Any]], total_s: float) -> dict[str, Any]:
         mine = [r for r in timed if r["problem"] == name]
         w = sorted(r["wall_s"] for r in mine)
         times = [r["time_ms"] for r in mine if r["time_ms"]]
-        spread = 100 * (max(times) - min(times)) / statistics.median(times) if times else None
+        spread = spread_pct(times) if times else None
         keys = dict.fromkeys(k for r in mine for k in r["phases_s"])
         phases = {k: statistics.median(r["phases_s"].get(k, 0.0) for r in mine) for k in keys}
         per_problem[name] = {
@@ -262,6 +262,11 @@ def summarise(rows: list[dict[str, Any]], total_s: float) -> dict[str, Any]:
         "scores_per_hour": per_hour,
         "per_problem": per_problem,
     }
+
+
+def spread_pct(values: list[float]) -> float:
+    """(max - min) / median of the same kernel's times over separate evaluations, %."""
+    return 100 * (max(values) - min(values)) / statistics.median(values)
 
 
 def pct(values: list[float], q: float) -> float:

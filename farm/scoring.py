@@ -98,7 +98,7 @@ class TimingStats:
     statistic a workload is scored on (farm.harness.report.scored_time). A call's time depends
     on where its inputs lie in device memory, and the harness draws a new place for every call
     (farm.harness.timing.Placement), so the calls of a short kernel fall into several modes
-    (two, 1.4 % apart, for a 50 us vector add on an H200, docs/harness-fidelity.md): the
+    (two, about 1.5 % apart, for a 50 us vector add on an H200, docs/harness-fidelity.md): the
     median of such a mixture jumps between its modes from run to run, the trimmed mean moves
     with the modes' shares, which many calls pin down, and still drops the tails a neighbour's
     interference leaves. `ci95_low_ms`/`ci95_high_ms` bound the trimmed mean (Tukey and

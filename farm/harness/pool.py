@@ -23,6 +23,7 @@ import queue
 import shutil
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,7 +72,7 @@ class WorkerPool:
         for _ in range(self.ready_candidates):
             self._start_in_background()
 
-    def candidate(self, timeout: float = 300) -> WorkerProcess:
+    def candidate(self, timeout: float = PREPARE_TIMEOUT_S) -> WorkerProcess:
         """A fresh, started worker for one submission (waits for one if none is ready)."""
         item = self._ready.get(timeout=timeout)
         self._start_in_background()
@@ -127,7 +128,7 @@ class WorkerPool:
     def _start_now(self) -> WorkerProcess:
         reply: Order = queue.Queue()
         self._orders.put(reply)
-        item = reply.get(timeout=300)
+        item = reply.get(timeout=PREPARE_TIMEOUT_S)
         if isinstance(item, BaseException):
             raise item
         return item
@@ -169,12 +170,14 @@ class WorkerPool:
 
     def _prepare(self, worker: WorkerProcess, order: Order) -> None:
         """Wait for `worker`'s greeting (and, on a GPU, its warm-up), then hand it to `order`."""
+        deadline = time.monotonic() + PREPARE_TIMEOUT_S  # greeting and warm-up together
         try:
             # unwatched: only the harness runs in it yet, and a watch polls /proc from this
             # process, where another evaluation's timing windows are being timed
             worker.ready(timeout=PREPARE_TIMEOUT_S, watched=False)
             if self.warm:
-                reply, _ = worker.receive(timeout=PREPARE_TIMEOUT_S, watched=False)
+                left = max(deadline - time.monotonic(), 1.0)
+                reply, _ = worker.receive(timeout=left, watched=False)
                 if not reply.get("ok"):
                     raise WorkerDied("RUNTIME_ERROR", f"warm-up failed: {reply.get('detail')}")
         except (WorkerDied, OSError) as exc:
