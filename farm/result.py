@@ -41,6 +41,16 @@ class Verdict(StrEnum):
     RUNTIME_ERROR = "RUNTIME_ERROR"
     TIMEOUT = "TIMEOUT"
     REJECTED = "REJECTED"
+    # The farm's outcomes: nothing is said about the kernel (never a board entry, never a
+    # negative reward; docs/outcomes.md says how a client should treat each)
+    UNSUPPORTED = "UNSUPPORTED"  # the device cannot run what the kernel uses (a simulator's gap)
+    INCONCLUSIVE = "INCONCLUSIVE"  # the host disturbed the measurement; measure again
+    NODE_FAULT = "NODE_FAULT"  # the node could not evaluate (toolchain, disk, lost contact)
+
+    @property
+    def blames_submission(self) -> bool:
+        """Whether this verdict is about the kernel (False: the farm's own outcome)."""
+        return self not in FARM_OUTCOMES
 
 
 class WorkloadStatus(StrEnum):
@@ -50,6 +60,9 @@ class WorkloadStatus(StrEnum):
     TIMEOUT = "TIMEOUT"
     REJECTED = "REJECTED"
     SKIPPED = "SKIPPED"  # not run here (too large for the simulator, hardware lacks fp8, ...)
+    UNSUPPORTED = "UNSUPPORTED"  # the farm's outcomes, as Verdict's
+    INCONCLUSIVE = "INCONCLUSIVE"
+    NODE_FAULT = "NODE_FAULT"
 
 
 class Mode(StrEnum):
@@ -59,9 +72,16 @@ class Mode(StrEnum):
     PROFILE = "profile"  # benchmark + a profiler report as an artifact
 
 
-# When several workloads fail differently, the verdict is the worst by this order.
+FARM_OUTCOMES = frozenset({Verdict.UNSUPPORTED, Verdict.INCONCLUSIVE, Verdict.NODE_FAULT})
+
+# When several workloads fail differently, the verdict is the worst by this order: any verdict
+# about the kernel outranks the farm's own outcomes (a kernel that is wrong on one workload is
+# wrong, whatever the host did to another).
 _SEVERITY = [
     Verdict.PASSED,
+    Verdict.INCONCLUSIVE,
+    Verdict.UNSUPPORTED,
+    Verdict.NODE_FAULT,
     Verdict.INCORRECT,
     Verdict.TIMEOUT,
     Verdict.RUNTIME_ERROR,
