@@ -94,10 +94,11 @@ class WorkerProcess:
             self._read(timeout, "setup", 0, None, watched=watched)
             self._greeted = True
 
-    def send(self, header: dict[str, Any]) -> None:
-        """Send one request without waiting for its reply (read it with `receive`)."""
+    def send(self, header: dict[str, Any], tensors: list[torch.Tensor] | None = None) -> None:
+        """Send one request (with the inputs' `tensors`, farm.harness.feed) without waiting
+        for its reply (read it with `receive`)."""
         try:
-            protocol.send(self.proc.stdin, header)
+            protocol.send(self.proc.stdin, header, tensors or [])
         except (BrokenPipeError, OSError):
             raise self._died("the worker closed its input") from None
 
@@ -108,11 +109,13 @@ class WorkerProcess:
         timeout: float,
         max_bytes: int = 0,
         watch: int | None = None,
+        tensors: list[torch.Tensor] | None = None,
     ) -> tuple[dict[str, Any], list[torch.Tensor]]:
-        """Send `header`, wait up to `timeout` s for the reply frame, which may carry at most
-        `max_bytes` of tensors; while waiting, the worker may hold at most `watch` bytes of
-        device memory (None: not watched). WorkerDied on death, a limit, or a bad frame."""
-        self.send(header)
+        """Send `header` (and `tensors`: the calls' inputs on the pipe), wait up to `timeout` s
+        for the reply frame, which may carry at most `max_bytes` of tensors; while waiting, the
+        worker may hold at most `watch` bytes of device memory (None: not watched). WorkerDied
+        on death, a limit, or a bad frame."""
+        self.send(header, tensors)
         return self._read(timeout, str(header.get("op")), max_bytes, watch)
 
     def receive(

@@ -48,14 +48,14 @@ class BadEntry(ValueError):
     """An output entry from the worker that is not well formed (the reply is then bad)."""
 
 
-class _Handle(ctypes.Structure):
+class Handle(ctypes.Structure):
     _fields_ = [("reserved", ctypes.c_char * HANDLE_BYTES)]
 
 
 _DRIVER: ctypes.CDLL | None = None
 
 
-def _driver() -> ctypes.CDLL:
+def driver() -> ctypes.CDLL:
     global _DRIVER
     if _DRIVER is None:
         try:
@@ -65,8 +65,9 @@ def _driver() -> ctypes.CDLL:
     return _DRIVER
 
 
-def _call(name: str, *args: Any) -> None:
-    lib = _driver()
+def call(name: str, *args: Any) -> None:
+    """Call driver function `name` (its _v2 where there is one); IpcError on failure."""
+    lib = driver()
     fn = getattr(lib, f"{name}_v2", None) or getattr(lib, name)
     code = fn(*args)
     if code != 0:
@@ -82,7 +83,7 @@ def unavailable_reason(device: torch.device) -> str | None:
     if device.type != "cuda" or torch.version.hip is not None:
         return "device hand-off is CUDA only"
     try:
-        _driver()
+        driver()
     except IpcError as exc:
         return str(exc)
     return None
@@ -114,9 +115,9 @@ def export(outputs: list[torch.Tensor]) -> tuple[list[dict[str, Any]], list[torc
             "offset": 0,
         }
         if t.numel():
-            base, _size = _address_range(t.data_ptr())
-            handle = _Handle()
-            _call("cuIpcGetMemHandle", ctypes.byref(handle), ctypes.c_uint64(base))
+            base, _size = address_range(t.data_ptr())
+            handle = Handle()
+            call("cuIpcGetMemHandle", ctypes.byref(handle), ctypes.c_uint64(base))
             # all 64 bytes (reading the char-array field would stop at the first zero byte)
             entry["handle"] = ctypes.string_at(ctypes.addressof(handle), HANDLE_BYTES).hex()
             entry["offset"] = t.data_ptr() - base
@@ -124,10 +125,10 @@ def export(outputs: list[torch.Tensor]) -> tuple[list[dict[str, Any]], list[torc
     return entries, keep
 
 
-def _address_range(pointer: int) -> tuple[int, int]:
+def address_range(pointer: int) -> tuple[int, int]:
     """(base, bytes) of the allocation that holds device address `pointer`."""
     base, size = ctypes.c_uint64(), ctypes.c_size_t()
-    _call("cuMemGetAddressRange", ctypes.byref(base), ctypes.byref(size), ctypes.c_uint64(pointer))
+    call("cuMemGetAddressRange", ctypes.byref(base), ctypes.byref(size), ctypes.c_uint64(pointer))
     return base.value, size.value
 
 
@@ -209,7 +210,7 @@ def receive(
     outputs = [torch.empty(e.shape, dtype=e.dtype, device="meta") for e in entries]
     if not wanted:
         return outputs
-    _driver()
+    driver()
     opened: dict[bytes, tuple[int, int]] = {}
     with torch.cuda.device(device):  # handles open in this device's (primary) context
         torch.cuda.synchronize()
@@ -219,7 +220,7 @@ def receive(
             torch.cuda.synchronize()
         finally:
             for base, _ in opened.values():
-                _call("cuIpcCloseMemHandle", ctypes.c_uint64(base))
+                call("cuIpcCloseMemHandle", ctypes.c_uint64(base))
     return outputs
 
 
@@ -233,14 +234,14 @@ def _copy(e: Entry, device: torch.device, opened: dict[bytes, tuple[int, int]]) 
         return mine
     if e.handle not in opened:
         mapped = ctypes.c_uint64()
-        _call(
+        call(
             "cuIpcOpenMemHandle",
             ctypes.byref(mapped),
-            _Handle.from_buffer_copy(e.handle),
+            Handle.from_buffer_copy(e.handle),
             ctypes.c_uint(_LAZY_ENABLE_PEER_ACCESS),
         )
         opened[e.handle] = (mapped.value, 0)  # closed in receive() even if the next step fails
-        opened[e.handle] = (mapped.value, _address_range(mapped.value)[1])
+        opened[e.handle] = (mapped.value, address_range(mapped.value)[1])
     base, size = opened[e.handle]
     if e.offset + e.nbytes > size:
         raise BadEntry(
@@ -248,14 +249,14 @@ def _copy(e: Entry, device: torch.device, opened: dict[bytes, tuple[int, int]]) 
             f"{size}-byte allocation"
         )
     try:
-        window = torch.as_tensor(_Window(base + e.offset, e.nbytes), device=device)
+        window = torch.as_tensor(DeviceBytes(base + e.offset, e.nbytes), device=device)
         mine.view(-1).view(torch.uint8).copy_(window)
     except (TypeError, RuntimeError) as exc:  # the mapping is not usable here
         raise IpcError(f"reading an opened handle failed: {exc}") from None
     return mine
 
 
-class _Window:
+class DeviceBytes:
     """A device byte range, shown to torch through the CUDA array interface (no copy)."""
 
     def __init__(self, pointer: int, nbytes: int) -> None:

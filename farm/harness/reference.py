@@ -32,7 +32,7 @@ def load_reference(problem: Problem) -> ModuleType:
 def expected(
     problem: Problem, workload: Workload, seed_base: int, index: int, device: torch.device
 ) -> list[torch.Tensor]:
-    """Reference outputs of call `index` of a request with `seed_base` (the worker's inputs)."""
+    """Reference outputs of call `index` of a request with `seed_base` (made here)."""
     module = load_reference(problem)
     request: dict[str, Any] = {
         "axes": workload.axes,
@@ -40,10 +40,14 @@ def expected(
         "seed_base": seed_base,
     }
     inputs = runtime.input_maker(module, request, device)(index)
+    return outputs_of(problem, inputs)
+
+
+def outputs_of(problem: Problem, inputs: Sequence[Any]) -> list[torch.Tensor]:
+    """The reference's outputs on `inputs` (made by the trusted side)."""
     with _deterministic():
-        result = module.reference(*inputs)
-    outputs = runtime.as_output_list(result)
-    return [o.detach() for o in outputs]
+        result = load_reference(problem).reference(*inputs)
+    return [o.detach() for o in runtime.as_output_list(result)]
 
 
 def checker(

@@ -70,7 +70,6 @@ class LoadReply:
 @dataclass(frozen=True)
 class CheckReply:
     failure: Failure | None
-    inputs_modified: list[int]
     findings: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -169,12 +168,21 @@ def load(header: dict[str, Any]) -> LoadReply:
     return LoadReply(fail, text(form, 40) if fail is None else None, found)
 
 
-def check(header: dict[str, Any], *, inputs: int) -> CheckReply:
-    """A correctness reply; `inputs` is how many inputs the workload has."""
-    found = findings(header.get("findings"))
-    fail = failure(header)
-    modified = _indices(header.get("inputs_modified", []), "inputs_modified", inputs)
-    return CheckReply(fail, modified, found)
+def check(header: dict[str, Any]) -> CheckReply:
+    """A correctness reply (whether the inputs changed is decided by the trusted side)."""
+    return CheckReply(failure(header), findings(header.get("findings")))
+
+
+def inputs_after(header: dict[str, Any], tensors: list[Any], sent: int) -> list[Any]:
+    """The input storages a checked call's reply hands back on the pipe (the last tensors of
+    its frame): as many as were sent (`sent`), or none when the inputs were on the device (the
+    trusted side reads them there). Raises BadReply for another count."""
+    count = header.get("inputs_after", 0)
+    if not isinstance(count, int) or isinstance(count, bool) or count not in (0, sent):
+        raise BadReply(f"'inputs_after' must be 0 or {sent}")
+    if count > len(tensors):
+        raise BadReply("the reply's frame holds fewer tensors than 'inputs_after' says")
+    return tensors[len(tensors) - count :] if count else []
 
 
 def timing_start(header: dict[str, Any]) -> TimingStart:

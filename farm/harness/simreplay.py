@@ -277,8 +277,9 @@ def _trace_and_replay(ev: Any, worker: Any, w: Any) -> dict[str, Any]:
     from farm.harness import replies, seeds
 
     seed = seeds.derive(ev.base, ev.problem.name, w.id, "time")
+    fields, tensors = ev.call_request(w, seed)  # the call's inputs, made by the trusted side
     header, _ = worker.request(
-        {"op": "trace", **ev._request(w, seed)}, timeout=ev.limit_policy.load_s, max_bytes=0
+        {"op": "trace", **fields}, timeout=ev.limit_policy.load_s, max_bytes=0, tensors=tensors
     )
     ev.doc["guard"]["findings"] += [
         {**f, "workload": w.id} for f in replies.findings(header.get("findings"))

@@ -1,14 +1,17 @@
 """The trusted side of an evaluation: `evaluate(...)` -> the result document.
 
-It holds the seeds and computes every reference output itself; the submission runs only in a
-sandboxed worker process (farm.harness.worker). Baselines (the reference in eager mode and under
-torch.compile) are timed in a separate worker that never loads the submission.
+It holds the seeds, makes every input itself and hands it to the worker as data
+(farm.harness.feed), computes every reference output itself, and decides every status; the
+submission runs only in a sandboxed worker process (farm.harness.worker), which holds no seed.
+Baselines (the reference in eager mode and under torch.compile) are timed in a separate worker
+that never loads the submission.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import random
 import tempfile
 import time
@@ -25,17 +28,20 @@ from farm.harness import (
     baselines,
     correctness,
     cudaipc,
+    feed,
     reference,
     replies,
     report,
+    runtime,
     seeds,
     simreplay,
 )
+from farm.harness.arena import Arena
 from farm.harness.budget import LimitPolicy
 from farm.harness.channel import WorkerDied, WorkerProcess, WorkerSpec, stage_source
 from farm.harness.pool import WorkerPool
 from farm.harness.prestart import Early
-from farm.harness.reference import checker, expected
+from farm.harness.reference import checker
 from farm.harness.replies import BadReply
 from farm.harness.targets import Target, resolve_target
 from farm.harness.timing import TimingPolicy
@@ -123,8 +129,10 @@ class Evaluation:
         self.phases: dict[str, float] = {}
         self.limit_policy = opts.limit_policy or LimitPolicy.from_env()
         self.call_s: dict[str, float] = {}  # trusted wall time of a workload's last check (s)
-        # reference outputs made ahead, by (workload id, seed): (outputs, seconds)
-        self.early: dict[tuple[str, int], tuple[list[torch.Tensor], float]] = {}
+        # a check's inputs and reference outputs made ahead, by (workload id, seed)
+        self.early: dict[tuple[str, int], Made] = {}
+        self.arena: Arena | None = None  # the inputs handed over on the device (CUDA)
+        self.place_rng = random.Random(int.from_bytes(os.urandom(8), "little"))
         self.no_ipc = cudaipc.unavailable_reason(target.torch_device)  # None: outputs on device
         self.doc["environment"]["output_transport"] = _transport(self.no_ipc)
 
@@ -177,10 +185,14 @@ class Evaluation:
             finally:
                 self.doc["logs"]["worker_stderr"] = worker.stderr_text()[-20000:]
                 self._release("candidate", worker)
+                self._close_arena()
         simulated = self.target.kind.simulated  # its replay counts the baseline too
         if self.mode != Mode.TEST and self.opts.baselines and timed and not simulated:
             with self._phase("baselines"):
-                self._baselines(timed)
+                try:
+                    self._baselines(timed)
+                finally:
+                    self._close_arena()
         with self._phase("calibration"):
             self._calibrate_wall_clock(timed)
 
@@ -282,7 +294,7 @@ class Evaluation:
         if workloads:
             w = workloads[0]
             seed = seeds.derive(self.base, self.problem.name, w.id, "check", 0)
-            self.early[(w.id, seed)] = self._expected(w, seed, 0)
+            self.early[(w.id, seed)] = self._made(w, seed)
 
     def _acquire(
         self, kind: str, workdir: Path, workloads: list[Workload], *, wait: bool = True
@@ -400,15 +412,44 @@ class Evaluation:
                 self.problem, w, WorkloadStatus.SKIPPED, [reason("SKIPPED", why)]
             )
 
-    def _request(self, w: Workload, seed_base: int) -> dict[str, Any]:
+    def _request(self, w: Workload) -> dict[str, Any]:
+        """What every request about `w` says (no seed: the inputs come as data)."""
         nbytes = [s.nbytes(w.axes, w.dtype) for s in self.problem.outputs]
         return {
             "axes": w.axes,
             "dtype": w.dtype,
-            "seed_base": seed_base,
             "output_nbytes": nbytes,
             "gpu_memory_bytes": self.gpu_limit_bytes(),
         }
+
+    def call_request(self, w: Workload, seed: int) -> tuple[dict[str, Any], list[torch.Tensor]]:
+        """A request's fields and frame tensors for one call of `w` on inputs made here from
+        `seed` (call 0), through the pipe (the npu-sim trace: farm.harness.simreplay)."""
+        payload = feed.pack_pipe([self._maker(w, seed)(0)])
+        return {**self._request(w), **payload.fields}, payload.tensors
+
+    def _maker(self, w: Workload, seed: int) -> Callable[[int], list[Any]]:
+        """make(i): the inputs of call i of a request with base `seed`, made here."""
+        module = reference.load_reference(self.problem)
+        request = {"axes": w.axes, "dtype": w.dtype, "seed_base": seed}
+        return runtime.input_maker(module, request, self.target.torch_device)
+
+    def _payload(self, calls: list[list[Any]], *, keep: bool = False) -> feed.Payload:
+        """These calls' inputs as a request carries them: in this process's arena on the
+        device while CUDA IPC serves, else through the pipe (farm.harness.feed). `keep`: keep
+        a copy of what was sent (a checked call's inputs, compared after the call)."""
+        if self.no_ipc is not None:
+            return feed.pack_pipe(calls)
+        needed = sum(feed.call_bytes(c) for c in calls)
+        if self.arena is None or self.arena.nbytes < needed:
+            self._close_arena()
+            self.arena = Arena(self.target.torch_device, feed.arena_bytes(needed))
+        return feed.pack_device(calls, self.arena, self.place_rng, keep=keep)
+
+    def _close_arena(self) -> None:
+        if self.arena is not None:
+            self.arena.close()
+            self.arena = None
 
     def _check(self, worker: WorkerProcess, w: Workload) -> dict[str, Any]:
         errors: list[dict[str, Any]] = []
@@ -418,17 +459,16 @@ class Evaluation:
         r = 0
         while r < rounds:
             seed = seeds.derive(self.base, self.problem.name, w.id, "check", r)
-            early = self.early.pop((w.id, seed), None)
-            ref, ref_s = early if early is not None else self._expected(w, seed, 0)
+            made = self.early.pop((w.id, seed), None) or self._made(w, seed)
             try:
-                reply, outputs = self._check_call(worker, w, seed, ref, ref_s, first=r == 0)
+                reply, outputs, modified = self._check_call(worker, w, made, first=r == 0)
             except cudaipc.IpcError as exc:
-                self._to_pipe(str(exc))  # this round again, its outputs through the pipe
-                self.early[(w.id, seed)] = (ref, ref_s)
+                self._to_pipe(str(exc))  # this round again, its data through the pipe
+                self.early[(w.id, seed)] = made
                 continue
             self.doc["guard"]["findings"] += _tag(reply.findings, w.id)
             check = checker(self.problem, w, seed, 0, self.target.torch_device)
-            errors = self._verify(reply.failure, reply.inputs_modified, outputs, ref, check)
+            errors = self._verify(reply.failure, modified, outputs, made.ref, check)
             if reply.failure is not None and reply.failure.compile:
                 self.doc["verdict_override"] = "COMPILE_ERROR"  # a kernel built at first launch
             if errors:
@@ -443,32 +483,30 @@ class Evaluation:
         return entry
 
     def _check_call(
-        self,
-        worker: WorkerProcess,
-        w: Workload,
-        seed: int,
-        ref: list[torch.Tensor],
-        ref_s: float,
-        *,
-        first: bool,
-    ) -> tuple[replies.CheckReply, list[torch.Tensor]]:
-        """One checked call of the candidate: its reply and its outputs, which the trusted side
-        now owns (copied on the device, or read from the pipe). `ref_s`: the reference's time
-        on the same inputs (s), the yardstick of the call's time limit."""
-        timeout = self.limit_policy.call_seconds(ref_s, first=first)
-        request = {"op": "check", **self._request(w, seed)}
+        self, worker: WorkerProcess, w: Workload, made: Made, *, first: bool
+    ) -> tuple[replies.CheckReply, list[torch.Tensor], list[int]]:
+        """One checked call of the candidate on the inputs made here: its reply, its outputs,
+        which the trusted side now owns (copied on the device, or read from the pipe), and the
+        inputs the call changed, decided here against what was sent. The reference's time on
+        the same inputs is the yardstick of the call's time limit."""
+        timeout = self.limit_policy.call_seconds(made.ref_s, first=first)
+        payload = self._payload([made.inputs], keep=True)
+        request = {"op": "check", **self._request(w), **payload.fields}
         if self.no_ipc is None:
             request["outputs"] = "ipc"
         started = time.perf_counter()
-        header, outputs = worker.request(
+        header, tensors = worker.request(
             request,
             timeout=timeout,
-            max_bytes=self._frame_bytes(w, 1),
+            max_bytes=self._frame_bytes(w, 1) + payload.nbytes,
             watch=self.gpu_limit_bytes(),
+            tensors=payload.tensors,
         )
         self.call_s[w.id] = time.perf_counter() - started
-        reply = replies.check(header, inputs=self.problem.input_tensors())
-        return reply, self._received(header, outputs, ref)
+        reply = replies.check(header)
+        after = replies.inputs_after(header, tensors, len(payload.sent[0]))
+        outputs = self._received(header, tensors[: len(tensors) - len(after)], made.ref)
+        return reply, outputs, feed.modified_inputs(payload, 0, after)
 
     def _received(
         self, header: dict[str, Any], tensors: list[torch.Tensor], ref: list[torch.Tensor]
@@ -496,21 +534,29 @@ class Evaluation:
         self.no_ipc = why
         self.doc["environment"]["output_transport"] = _transport(why)
 
-    def _expected(self, w: Workload, seed: int, index: int) -> tuple[list[torch.Tensor], float]:
-        """The reference outputs of call `index`, and the seconds the trusted side took to make
-        them (input generation included): the yardstick of the candidate's time limits."""
+    def _made(self, w: Workload, seed: int, index: int = 0) -> Made:
+        """Call `index`'s inputs, made here, a copy of them kept as made (the reference may
+        write its inputs), and the reference outputs with the seconds the trusted side took to
+        make inputs and outputs: the yardstick of the candidate's time limits."""
         device = self.target.torch_device
         gpu = self.target.kind.gpu
         if gpu:
             before = torch.cuda.memory_allocated(device)
             torch.cuda.reset_peak_memory_stats(device)
         started = time.perf_counter()
-        ref = expected(self.problem, w, seed, index, device)
+        inputs = self._maker(w, seed)(index)
+        sent = feed.snapshot(inputs)
+        ref = reference.outputs_of(self.problem, inputs)
         if gpu:
             torch.cuda.synchronize(device)
             peak = torch.cuda.max_memory_allocated(device) - before
             self.ref_peak[w.id] = max(self.ref_peak.get(w.id, 0), peak)
-        return ref, time.perf_counter() - started
+        return Made(sent, ref, time.perf_counter() - started)
+
+    def _expected(self, w: Workload, seed: int, index: int) -> tuple[list[torch.Tensor], float]:
+        """The reference outputs of call `index` and the seconds they took (a re-check's)."""
+        made = self._made(w, seed, index)
+        return made.ref, made.ref_s
 
     def _verify(
         self,
@@ -523,22 +569,18 @@ class Evaluation:
         self._last_stats = {}
         if failure is not None:
             return [{**failure.reason(), "status": failure.status.value}]
-        writable = set(self.problem.extra.get("writable_inputs", ()))  # destination buffers
-        inputs_modified = [i for i in inputs_modified if i not in writable]
-        if inputs_modified:
-            names = [
-                self.problem.inputs[i].name for i in inputs_modified if i < len(self.problem.inputs)
-            ]
-            return [
-                reason(
-                    "INPUT_MODIFIED",
-                    f"the kernel modified its input(s) {', '.join(names)}; inputs are read-only",
-                )
-            ]
         errors, self._last_stats = correctness.compare(
             outputs, ref, self.problem, device=self.target.torch_device, check=check
         )
-        return errors
+        writable = set(self.problem.extra.get("writable_inputs", ()))  # destination buffers
+        inputs_modified = [i for i in inputs_modified if i not in writable]
+        if errors or not inputs_modified:
+            return errors
+        names = [
+            self.problem.inputs[i].name for i in inputs_modified if i < len(self.problem.inputs)
+        ]
+        detail = f"the kernel modified its input(s) {', '.join(names)}; inputs are read-only"
+        return [reason("INPUT_MODIFIED", detail)]
 
     def _time(self, worker: WorkerProcess, w: Workload, entry: dict[str, Any]) -> None:
         """Time the candidate in windows the supervisor sizes and times itself, re-checking calls
@@ -567,8 +609,9 @@ class Evaluation:
             ]
 
         driver = self._driver(worker, w, policy, watch=True)
+        self._feed(driver, w, seed)
         driver.transport = _Picks(self, reference)
-        run = driver.run(self._timing_request(w, seed, policy), verify)
+        run = driver.run(self._timing_request(w, policy), verify)
         self._move_phase("timing", "correctness", run.verify_s)
         self.doc["guard"]["findings"] += _tag(run.findings, w.id)
         if run.failure is not None:
@@ -595,9 +638,16 @@ class Evaluation:
             simulated=self.target.kind.simulated,
         )
 
-    def _timing_request(self, w: Workload, seed: int, policy: TimingPolicy) -> dict[str, Any]:
+    def _feed(self, driver: WindowDriver, w: Workload, seed: int) -> None:
+        """Give `driver` the timed calls' inputs, made here from `seed` (its warm-up's too:
+        negative indices), and the most calls one request may carry."""
+        make = self._maker(w, seed)
+        driver.feed = lambda indices: self._payload([make(i) for i in indices])
+        driver.feed_calls = feed.calls_that_fit(feed.call_bytes(make(-1)))
+
+    def _timing_request(self, w: Workload, policy: TimingPolicy) -> dict[str, Any]:
         return {
-            **self._request(w, seed),
+            **self._request(w),
             "policy": policy.__dict__,
             "llc_bytes": self.target.llc_bytes,
         }
@@ -746,9 +796,10 @@ class Evaluation:
         seed = seeds.derive(self.base, self.problem.name, w.id, "baseline", kind)
         policy = self.target.policy(self.opts.policy)
         driver = self._driver(worker, w, policy, watch=False)
+        self._feed(driver, w, seed)
         driver.call_s += self.limit_policy.compile_s if kind == "compile" else 0.0
         gate = self.target.cool_down()
-        run = driver.run(self._timing_request(w, seed, policy))
+        run = driver.run(self._timing_request(w, policy))
         if run.failure is not None:
             self._baseline_failed(f"{kind} {w.id}", run.failure.detail)
             return
@@ -764,6 +815,16 @@ class Evaluation:
         self.doc["reasons_extra"].append(
             reason("BASELINE_FAILED", f"{what}: {replies.text(detail, 500)}")
         )
+
+
+@dataclass
+class Made:
+    """A checked call's inputs as made on the trusted side (kept as made) and its reference
+    outputs, with the seconds both took (s)."""
+
+    inputs: list[Any]
+    ref: list[torch.Tensor]
+    ref_s: float
 
 
 class _Picks:

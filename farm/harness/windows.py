@@ -14,6 +14,7 @@ import torch
 from farm.harness import replies
 from farm.harness.budget import LimitPolicy
 from farm.harness.channel import WorkerProcess
+from farm.harness.feed import Payload
 from farm.harness.timing import TimingPolicy, stop_rule
 from farm.result import WorkloadStatus
 
@@ -29,6 +30,9 @@ PICKS_FIXED_MS = 100.0
 PICKS_MIN_BYTES_PER_MS = 100e6 / 1000
 # Checks one re-checked call: (call index, its outputs) -> errors (empty when correct).
 Verify = Callable[[int, list[torch.Tensor]], list[dict[str, Any]]]
+# The inputs of the calls of these indices, made by the trusted side, as a request carries them.
+Feed = Callable[[list[int]], Payload]
+WARMUP_INPUTS = 8  # distinct input sets the warm-up's calls cycle through, at most
 
 
 class PickTransport(Protocol):
@@ -122,18 +126,22 @@ class WindowDriver:
     watch: int | None = None
     simulated: bool = False
     transport: PickTransport | None = None  # None: the pipe
+    feed: Feed | None = None  # each request's inputs (farm.harness.feed); None: none sent
+    feed_calls: int = 1 << 16  # the most calls whose inputs one request may carry
 
     def run(self, request: dict[str, Any], verify: Verify | None = None) -> TimedRun:
         """Warm up, then windows until the stop rule or the budget (`budget_ms` of windows after
         the warm-up) ends it; with `verify`, one call of each window, drawn after the window
         ran, is re-checked now and then (`_draw`; that check's time is not the budget's)."""
         run = TimedRun()
+        warm = self._inputs([-1 - i for i in range(min(WARMUP_INPUTS, self.feed_calls))])
         started = time.perf_counter()
         header, _ = self.worker.request(
-            {"op": "time", **request},
+            {"op": "time", **request, **warm.fields},
             timeout=self.limits.warmup_seconds(self.policy, self.call_s),
             max_bytes=0,
             watch=self.watch,
+            tensors=warm.tensors,
         )
         warm_s = time.perf_counter() - started
         run.warmup_wall_ms = warm_s * 1000
@@ -168,18 +176,21 @@ class WindowDriver:
         room = self.policy.max_calls - len(run.times_ms)
         if not run.windows:  # a probe: the warm-up's calls are not timed the same way
             room = min(room, max(2, self.policy.min_calls // 4))
-        return max(1, min(int(target / max(call_ms, 1e-3)), self.keep_calls, room))
+        fit = min(self.keep_calls, self.feed_calls)
+        return max(1, min(int(target / max(call_ms, 1e-3)), fit, room))
 
     def _window(self, run: TimedRun, calls: int, call_ms: float) -> float:
         """Time one window of calls expected to take `call_ms` each; returns its wall per call
         (ms), the next window's yardstick."""
         start = len(run.times_ms)
+        inputs = self._inputs(list(range(start, start + calls)))
         began = time.perf_counter()
         header, _ = self.worker.request(
-            {"op": "window", "start": start, "calls": calls},
+            {"op": "window", "start": start, "calls": calls, **inputs.fields},
             timeout=self.limits.window_seconds(calls * call_ms, self.call_s),
             max_bytes=0,
             watch=self.watch,
+            tensors=inputs.tensors,
         )
         wall_ms = (time.perf_counter() - began) * 1000
         reply = replies.window(header, calls=calls)
@@ -192,6 +203,10 @@ class WindowDriver:
         run.event_ms += reply.event_ms
         run.sim = run.sim or reply.sim
         return wall_ms / calls
+
+    def _inputs(self, indices: list[int]) -> Payload:
+        """The inputs of these calls as the trusted side made them (none without a feed)."""
+        return self.feed(indices) if self.feed is not None else Payload({}, [])
 
     def _late(self, turnaround_ms: float, tensors: list[torch.Tensor]) -> replies.Failure | None:
         """LATE_PICKS when a pick reply took longer than handing over kept outputs can

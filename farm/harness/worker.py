@@ -1,9 +1,9 @@
 """The untrusted side of an evaluation: `python -m farm.harness.worker`.
 
-It runs inside the sandbox, loads the submission, makes inputs from the seeds it is sent, calls
-the kernel, and times it. It never sees reference outputs or the secret seed base; the
-supervisor checks everything it returns. Before anything else it moves the channel off fd 0/1
-(so prints from the submission go to stderr, never into the protocol).
+It runs inside the sandbox, loads the submission, calls the kernel on the inputs the trusted
+side made and handed over (farm.harness.feed), and times it. It holds no seed, no reference
+output and no verdict: the supervisor checks everything it returns. Before anything else it
+moves the channel off fd 0/1 (so prints from the submission go to stderr, never into the protocol).
 """
 
 from __future__ import annotations
@@ -48,12 +48,12 @@ def main() -> int:
     protocol.send(chan_out, session.hello())
     while True:
         try:
-            request, _ = protocol.recv(chan_in)
+            request, tensors = protocol.recv(chan_in)
         except protocol.ProtocolError:
             return 0
         if request.get("op") == "bye":
             return 0
-        session.handle(request)
+        session.handle(request, tensors)
 
 
 class Session:
@@ -72,12 +72,15 @@ class Session:
         self.submission: Any = None
         self.guard = runtime.Guard(cuda=self.kind.gpu)
         self.timer: Any = None
-        self.timing: tuple[Any, Any] | None = None  # (input maker, policy) of the timed workload
+        self.timing: Any = None  # the timed workload's TimingPolicy
         self.kept: list[list[Any]] = []  # the last window's outputs, per call
         self.kept_start = 0
         self.measure = measure
         self.shared: list[Any] = []  # outputs the trusted side reads on the device; kept until
         # the next request (farm.harness.cudaipc)
+        self.frame: list[Any] = []  # the current request's tensors (inputs on the pipe)
+        self.storages: list[Any] = []  # the current request's input storages (pipe)
+        self.mapping: Any = None  # the trusted side's arena, open for one request
         _cap_device_memory(self.device, setup.get("gpu_memory_bytes"))
 
     def hello(self) -> dict[str, Any]:
@@ -90,12 +93,12 @@ class Session:
             "device_name": _device_name(self.device),
         }
 
-    def handle(self, request: dict[str, Any]) -> None:
+    def handle(self, request: dict[str, Any], frame: list | None = None) -> None:
         from farm.harness import protocol, timing
         from farm.harness.simtimer import SimFailure
 
         op = request.get("op")
-        self.shared = []
+        self.shared, self.frame, self.storages = [], list(frame or []), []
         try:
             if request.get("gpu_memory_bytes"):  # the evaluation's cap (the watch enforces it)
                 _cap_device_memory(self.device, request["gpu_memory_bytes"])
@@ -107,6 +110,7 @@ class Session:
             tensors = []
         except Exception as exc:
             reply, tensors = {"ok": False, "status": "HARNESS_ERROR", "detail": _tb(exc)}, []
+        self._unmap()
         with timing.harness_torch():  # sharing and serialisation run outside its modes
             shared, tensors = self._share(request, tensors)
             protocol.send(self.out, {"op": op, **reply, **shared}, tensors)
@@ -161,30 +165,31 @@ class Session:
 
         self.kept = []  # a timing's kept outputs are not held while another workload is checked
         with timing.harness_torch():
-            inputs = runtime.input_maker(self.reference, request, self.device)(0)
-            clones = [t.clone() for t in inputs]
+            inputs = self._inputs(request)[0]
             runtime.poison_allocator(request.get("output_nbytes", []), self.device)
         module = getattr(self.submission, "module", None)
         with timing.no_cyclic_gc():
             with self.guard.observe(module):
                 outputs = self._call(inputs)
             outputs = timing.capture(outputs)
-        with timing.harness_torch():
-            changed = [not runtime.same_bits(a, b) for a, b in zip(inputs, clones)]
-        modified = [i for i, c in enumerate(changed) if c]
-        return {"ok": True, "inputs_modified": modified, "findings": self.guard.check()}, outputs
+        # the input storages as the call left them go back on the pipe (the trusted side
+        # compares them with what it sent); on the device it reads its own arena
+        reply = {"ok": True, "inputs_after": len(self.storages), "findings": self.guard.check()}
+        return reply, outputs + self.storages
 
     def op_time(self, request: dict[str, Any]) -> tuple[dict[str, Any], list]:
         """Start timing a workload: the input maker, the policy, the warm-up. The windows
         follow, one request each, sized by the supervisor (farm.harness.timing)."""
-        from farm.harness import runtime, timing
+        from farm.harness import timing
 
-        make = runtime.input_maker(self.reference, request, self.device)
-        policy = timing.TimingPolicy(**request.get("policy", {}))
+        warm_inputs = self._inputs(request)
+        policy = self._placed(timing.TimingPolicy(**request.get("policy", {})), request)
         timer = self._timer(request)
-        self.timing = (make, policy)
+        self.timing = policy
         self.kept = []
-        warm = timer.warmup(self._guarded_call, make, policy)
+        warm = timer.warmup(
+            self._guarded_call, lambda i: warm_inputs[(-1 - i) % len(warm_inputs)], policy
+        )
         return {"ok": True, "warmup_calls": warm, "method": timer.method}, []
 
     def op_window(self, request: dict[str, Any]) -> tuple[dict[str, Any], list]:
@@ -192,10 +197,15 @@ class Session:
         its timer stopped) until the supervisor names the ones it re-checks (`op_picks`)."""
         if self.timing is None:
             raise SubmissionFailure("HARNESS_ERROR", "a window was asked for before 'time'")
-        make, policy = self.timing
+        policy = self._placed(self.timing, request)
         start, calls = int(request["start"]), int(request["calls"])
         self.kept = []  # the previous window's outputs are released first
-        window = self._timer(request).window(self._guarded_call, make, start, calls, policy)
+        made = self._inputs(request)
+        if len(made) != calls:
+            raise SubmissionFailure("HARNESS_ERROR", f"{len(made)} calls' inputs for {calls} calls")
+        window = self._timer(request).window(
+            self._guarded_call, lambda i: made[i - start], start, calls, policy
+        )
         self.kept_start, self.kept = start, window.outputs
         reply = {
             "ok": True,
@@ -218,9 +228,8 @@ class Session:
         """npu-sim: record one call as a trace for the trusted replay (farm.harness.simreplay)."""
         from farm.hardware.npu_sim.record import record_call
         from farm.hardware.npu_sim.trace import TraceError
-        from farm.harness import runtime
 
-        inputs = runtime.input_maker(self.reference, request, self.device)(0)
+        inputs = self._inputs(request)[0]
         try:
             trace, _ = record_call(self._guarded_call, inputs)
         except TraceError as exc:
@@ -263,6 +272,35 @@ class Session:
             else:
                 self.timer = timing.CpuTimer()
         return self.timer
+
+    def _inputs(self, request: dict[str, Any]) -> list[list[Any]]:
+        """Each call's inputs as the trusted side handed them over with this request."""
+        from farm.harness import feed
+
+        spec = request.get("inputs") or {}
+        if spec.get("transport") == "device":
+            from farm.harness.arena import Mapping
+
+            arena = spec["arena"]
+            self.mapping = Mapping(arena["handle"], int(arena["nbytes"]), self.device)
+        calls, self.storages = feed.unpack(request, self.frame, self.device, self.mapping)
+        return calls
+
+    def _unmap(self) -> None:
+        """Close the trusted side's arena (its inputs are no longer needed: outputs are
+        captured copies) before the reply goes out."""
+        if self.mapping is not None:
+            self.mapping, mapping = None, self.mapping
+            mapping.close()
+
+    @staticmethod
+    def _placed(policy: Any, request: dict[str, Any]) -> Any:
+        """The policy for calls whose inputs came with `request`: placed here only when they
+        came through the pipe (on the device the trusted side placed them already)."""
+        from dataclasses import replace
+
+        device = (request.get("inputs") or {}).get("transport") == "device"
+        return replace(policy, place_inputs=False) if device else policy
 
     def _call(self, inputs: list) -> list:
         outputs = self._guarded_call(inputs)

@@ -11,7 +11,7 @@
   "sleep_per_call": S sleeps S seconds per call of a timing window.
 Timing ops have honest defaults: "time" answers a warm-up, "window" reports "per_call_ms" (0.5)
 for each call it was asked for after sleeping that long per call, and "picks" sends the problem's
-reference outputs of the calls the supervisor named (the inputs of the last "time" request).
+reference outputs of the calls the supervisor named (on the inputs their window carried).
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ def main() -> int:
     chan_in, chan_out = sys.stdin.buffer, sys.stdout.buffer
     seen: dict[str, int] = {}
     problem_dir = None
-    timed: dict = {}
+    timed: dict = {}  # call index -> its inputs, from the windows' requests
     while True:
         try:
-            request, _ = protocol.recv(chan_in)
+            request, frame = protocol.recv(chan_in)
         except protocol.ProtocolError:
             return 0
         op = request.get("op")
@@ -45,12 +45,14 @@ def main() -> int:
             protocol.send(chan_out, {"op": "hello"})
             continue
         problem_dir = request.get("problem_dir", problem_dir)
-        timed = request if op == "time" else timed
+        made = _inputs(request, frame)
+        if op == "window":
+            timed.update({request["start"] + i: inputs for i, inputs in enumerate(made)})
         actions = script.get(op, DEFAULTS.get(op, {"reply": {"ok": True, "form": "native"}}))
         actions = actions if isinstance(actions, list) else [actions]
         action = actions[min(seen.get(op, 0), len(actions) - 1)]
         seen[op] = seen.get(op, 0) + 1
-        act(action, request, chan_out, problem_dir, timed)
+        act(action, request, chan_out, problem_dir, made[0] if made else [], timed, frame)
 
 
 DEFAULTS = {
@@ -60,7 +62,23 @@ DEFAULTS = {
 }
 
 
-def act(action: dict, request: dict, out, problem_dir: str | None, timed: dict) -> None:
+def _inputs(request: dict, frame: list) -> list:
+    import torch
+
+    from farm.harness import feed
+
+    return feed.unpack(request, frame, torch.device("cpu"))[0]
+
+
+def act(
+    action: dict,
+    request: dict,
+    out,
+    problem_dir: str | None,
+    inputs: list,
+    timed: dict,
+    frame: list,
+) -> None:
     from farm.harness import protocol
 
     if "exit" in action:
@@ -89,25 +107,26 @@ def act(action: dict, request: dict, out, problem_dir: str | None, timed: dict) 
     calls = request["calls"] if request["op"] == "window" else 0
     time.sleep(action.get("sleep", 0) + action.get("sleep_per_call", 0) * calls)
     honest = action.get("outputs") == "reference" and request["op"] != "picks"
-    outputs = reference(request, problem_dir, 0) if honest else []
+    outputs = reference(inputs, problem_dir) if honest else []
     reply = {"op": request["op"], **action["reply"]}
+    if honest and request["op"] == "check":  # the inputs go back as the call left them
+        reply.setdefault("inputs_after", len(frame))
+        outputs = outputs + list(frame)
     if request["op"] == "window" and "per_call_ms" in action:
         reply["times_ms"] = [action["per_call_ms"]] * calls
     if request["op"] == "picks" and action.get("outputs") in ("reference", "first"):
         replay = action.get("outputs") == "first"
-        per_call = [reference(timed, problem_dir, 0 if replay else i) for i in request["calls"]]
+        first = min(timed)
+        per_call = [reference(timed[first if replay else i], problem_dir) for i in request["calls"]]
         reply.update(calls=request["calls"], counts=[len(o) for o in per_call])
         outputs = [t for o in per_call for t in o]
     protocol.send(out, reply, outputs)
 
 
-def reference(request: dict, problem_dir: str | None, index: int) -> list:
-    import torch
-
+def reference(inputs: list, problem_dir: str | None) -> list:
     from farm.harness import runtime
 
     module = runtime.load_problem_module(Path(str(problem_dir)))
-    inputs = runtime.input_maker(module, request, torch.device("cpu"))(index)
     return runtime.as_output_list(module.reference(*inputs))
 
 

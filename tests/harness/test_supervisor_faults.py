@@ -20,7 +20,7 @@ from farm.result import validate
 SOURCE = "def kernel(a, b):\n    return a + b\n"
 FAST = LimitPolicy(call_floor_s=2.0, compile_s=1.0, time_factor=5.0)
 OK_LOAD = {"reply": {"ok": True, "form": "native"}}
-HONEST_CHECK = {"reply": {"ok": True, "inputs_modified": []}, "outputs": "reference"}
+HONEST_CHECK = {"reply": {"ok": True}, "outputs": "reference"}
 
 
 @pytest.fixture
@@ -114,7 +114,7 @@ def _codes(doc: dict) -> list[str]:
         ({"load": {"reply": {"ok": "yes"}}}, "RUNTIME_ERROR", "BAD_REPLY"),
         ({"load": {"reply": {"ok": True}}}, "RUNTIME_ERROR", "BAD_REPLY"),
         (
-            {"check": {"reply": {"ok": True, "inputs_modified": ["a"]}}},
+            {"check": {"reply": {"ok": True, "inputs_after": "a"}}},
             "RUNTIME_ERROR",
             "BAD_REPLY",
         ),
