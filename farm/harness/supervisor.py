@@ -438,7 +438,7 @@ class Evaluation:
         """These calls' inputs as a request carries them: in this process's arena on the
         device while CUDA IPC serves, else through the pipe (farm.harness.feed). `keep`: keep
         a copy of what was sent (a checked call's inputs, compared after the call)."""
-        if self.no_ipc is not None:
+        if self.no_ipc is not None or self.target.torch_device.type != "cuda":
             return feed.pack_pipe(calls)
         needed = sum(feed.call_bytes(c) for c in calls)
         if self.arena is None or self.arena.nbytes < needed:

@@ -63,11 +63,22 @@ DEFAULTS = {
 
 
 def _inputs(request: dict, frame: list) -> list:
+    """The request's calls' inputs, on the CPU (copied out of the trusted side's arena when
+    they came on the device)."""
     import torch
 
     from farm.harness import feed
 
-    return feed.unpack(request, frame, torch.device("cpu"))[0]
+    spec = request.get("inputs") or {}
+    if spec.get("transport") != "device":
+        return feed.unpack(request, frame, torch.device("cpu"))[0]
+    from farm.harness.arena import Mapping
+
+    mapping = Mapping(spec["arena"]["handle"], spec["arena"]["nbytes"], torch.device("cuda"))
+    calls = feed.unpack(request, frame, torch.device("cuda"), mapping)[0]
+    calls = [[t.cpu() if isinstance(t, torch.Tensor) else t for t in c] for c in calls]
+    mapping.close()
+    return calls
 
 
 def act(
