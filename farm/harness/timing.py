@@ -59,9 +59,7 @@ from torch.utils._python_dispatch import _disable_current_modes
 
 from farm.hardware import kinds
 from farm.harness import budget
-
-FLUSH_KERNEL = "farm_l2_flush"
-END_KERNEL = "farm_call_end"
+from farm.harness.spans import _activities, _profiler, _spans
 
 
 @dataclass(frozen=True)
@@ -388,39 +386,6 @@ class GpuTimer:
             self.profiler_ok = False  # the trace is unusable here: fall back to events
             return Window(events, events, kept)
         return Window(spans, events, kept)
-
-
-def _profiler():
-    from torch.profiler import ProfilerActivity, profile
-
-    return profile(activities=[ProfilerActivity.CUDA])
-
-
-def _activities(prof) -> list[tuple[int, int, str]]:
-    """(start ns, end ns, name) of every device activity in a finished profile, read from the
-    raw Kineto results: torch's `prof.events()` first builds the whole function-event tree, whose
-    cost grows with the trace (seconds per window of a few hundred kernels)."""
-    results = prof.profiler.kineto_results
-    device = torch.autograd.DeviceType.CUDA
-    return [
-        (e.start_ns(), e.end_ns(), e.name()) for e in results.events() if e.device_type() == device
-    ]
-
-
-def _spans(activities: list[tuple[int, int, str]]) -> list[float]:
-    """Per-call spans (ms) between flush and end markers, over every GPU activity."""
-    spans: list[float] = []
-    inside, first, last = False, math.inf, -math.inf
-    for start, end, name in sorted(activities):
-        if FLUSH_KERNEL in name:
-            inside, first, last = True, math.inf, -math.inf
-        elif END_KERNEL in name:
-            if inside:
-                spans.append(max(last - first, 0.0) / 1e6 if first < math.inf else 0.0)
-            inside = False
-        elif inside:
-            first, last = min(first, start), max(last, end)
-    return spans
 
 
 class CpuTimer:

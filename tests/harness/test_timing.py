@@ -3,33 +3,89 @@ import itertools
 import pytest
 import torch
 
-from farm.harness import seeds
+from farm.harness import seeds, spans
+from farm.harness.simtimer import SimFailure
 from farm.harness.timing import (
-    END_KERNEL,
-    FLUSH_KERNEL,
     CpuTimer,
     Placement,
     TimingPolicy,
-    _spans,
     capture,
     harness_torch,
     stop_rule,
 )
 
+US = 1000  # trace times are in ns
 
-def test_spans_cover_every_stream_between_markers():
+
+def _trace(calls, *, offset=5_000_000, forged=()):
+    """A window's trace as the profiler and the harness leave it, built from `calls`: per call,
+    the submission's device activities as (start us, end us, name) relative to the call's
+    start. The harness launches a flush (its launch record inside the mark's bracket), the
+    call's kernels, then an end marker; `offset` is the profiler's clock minus the harness's.
+    `forged`: (call, start us, name) of extra kernels the submission launches in that call."""
+    activities, launches, marks = [], [], []
+    corr = iter(range(1, 10_000))
+
+    def launch(host_us, start_us, end_us, name):
+        c = next(corr)
+        launches.append(spans.Launch(host_us * US + offset, c))
+        activities.append(spans.Activity(start_us * US, end_us * US, name, c))
+
+    t = 0
+    for i, kernels in enumerate(calls):
+        marks.append(spans.Mark(spans.FLUSH_KERNEL, t * US, (t + 20) * US))
+        launch(t + 8, t + 100, t + 109, f"triton_{spans.FLUSH_KERNEL}_0")
+        base = t + 110
+        for k, (start, end, name) in enumerate(kernels):
+            launch(t + 30 + k, base + start, base + end, name)
+        for call, start, name in forged:
+            if call == i:
+                launch(t + 40, base + start, base + start + 1, name)
+        t += 1000
+        marks.append(spans.Mark(spans.END_KERNEL, t * US, (t + 20) * US))
+        launch(t + 9, t + 100, t + 101, spans.END_KERNEL)
+        t += 1000
+    return spans.Trace(activities, launches, marks)
+
+
+def test_spans_cover_every_stream_between_the_harness_markers():
     # Call 1: one kernel 10-20 us and a side-stream kernel 15-40 us -> span 30 us.
     # Call 2: no work at all -> span 0 (a cached answer shows up as zero time).
-    us = 1000  # activities are in ns
-    activities = [
-        (0, 9 * us, f"triton_{FLUSH_KERNEL}_0"),
-        (10 * us, 20 * us, "my_kernel"),
-        (15 * us, 40 * us, "side_stream_kernel"),
-        (41 * us, 42 * us, END_KERNEL),
-        (50 * us, 59 * us, FLUSH_KERNEL),
-        (60 * us, 61 * us, END_KERNEL),
-    ]
-    assert _spans(activities) == [0.030, 0.0]
+    calls = [[(10, 20, "my_kernel"), (15, 40, "side_stream_kernel")], []]
+    assert spans._spans(_trace(calls)) == pytest.approx([0.030, 0.0])
+    # the profiler's clock may be anywhere relative to the harness's
+    assert spans._spans(_trace(calls, offset=-(10**12))) == pytest.approx([0.030, 0.0])
+
+
+def test_a_kernel_named_like_a_marker_is_a_forgery_not_a_new_span():
+    # the submission's real work (10-500 us), then a kernel named as the harness's flush: read
+    # by name, the call's span would restart after the real work
+    calls = [[(10, 500, "work")], [(10, 500, "work")]]
+    for name in (spans.FLUSH_KERNEL, spans.END_KERNEL, f"x_{spans.FLUSH_KERNEL}_y"):
+        trace = _trace(calls, forged=[(1, 600, name)])
+        with pytest.raises(SimFailure) as caught:
+            spans._spans(trace)
+        assert caught.value.status == "REJECTED" and caught.value.code == "FORGED_MARKER"
+        assert "not launched by the harness" in caught.value.detail
+    assert spans._spans(_trace(calls)) == pytest.approx([0.490, 0.490])
+
+
+def test_a_trace_missing_some_of_the_harness_markers_is_a_forgery():
+    trace = _trace([[(10, 20, "k")], [(10, 20, "k")], [(10, 20, "k")]])
+    end = next(a for a in trace.activities if a.name == spans.END_KERNEL)
+    trace.activities.remove(end)  # one end marker's kernel is not in the trace
+    with pytest.raises(SimFailure) as caught:
+        spans._spans(trace)
+    assert caught.value.code == "FORGED_MARKER" and "5 of the 6" in caught.value.detail
+
+
+def test_a_trace_without_launch_records_cannot_say_and_the_timer_falls_back():
+    trace = _trace([[(10, 20, "k")]])
+    assert spans._spans(spans.Trace(trace.activities, [], trace.marks)) == []
+    assert spans._spans(spans.Trace(trace.activities, trace.launches, [])) == []
+    # launch records that match no mark (another clock): nothing is the harness's, no verdict
+    far = [spans.Launch(x.start_ns, x.correlation + 10_000) for x in trace.launches]
+    assert spans._spans(spans.Trace(trace.activities, far, trace.marks)) == []
 
 
 def test_placement_moves_each_calls_inputs_to_a_new_place_and_keeps_them_as_made(monkeypatch):
