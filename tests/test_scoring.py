@@ -154,3 +154,37 @@ def test_compare_is_noise_aware():
     assert compare(fast, same) == 0
     few = TimingStats.from_samples([0.5, 0.5, 0.5])
     assert compare(few, slow) == 0  # too few samples to tell
+
+
+def _scored(times):
+    from farm.scoring import scored_time
+
+    return scored_time(TimingStats.from_samples(times))
+
+
+def test_work_amortised_into_a_few_calls_is_scored_at_the_mean_of_all_calls():
+    # one call in 60 computes the next 60 answers (1 ms each): the trim cuts it, and so did the
+    # median of window means whenever a window held no such call
+    cheat = ([0.001] * 59 + [60.0]) * 10
+    time_ms, statistic = _scored(cheat)
+    assert statistic == "mean" and time_ms == pytest.approx(1.001, rel=1e-3)
+    # a batched fix-up every 8th call, as tests/hacks/batched_fixup_every_8th.py does
+    fixup = ([0.01] * 7 + [8.0]) * 40
+    assert _scored(fixup)[0] == pytest.approx((7 * 0.01 + 8.0) / 8)
+
+
+def test_honest_heavy_tailed_noise_keeps_the_trimmed_mean():
+    import random
+
+    from farm.scoring import MEAN_TOLERANCE
+
+    rng = random.Random(7)
+    for _ in range(20):
+        # log-normal jitter, 2 % of calls three times slower, one 10x stall in 600 calls
+        times = [
+            rng.lognormvariate(0, 0.05) * (3 if rng.random() < 0.02 else 1) for _ in range(600)
+        ]
+        times[rng.randrange(600)] = 10.0
+        stats = TimingStats.from_samples(times)
+        assert stats.mean_ms < (1 + MEAN_TOLERANCE) * stats.trimmed_mean_ms
+        assert _scored(times) == (stats.trimmed_mean_ms, "trimmed-mean")

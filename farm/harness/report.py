@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import platform
-import statistics
 import time
 from typing import Any
 
@@ -124,12 +123,13 @@ def add_timing(
     thermal: dict[str, Any],
     warmup_ms: float,
 ) -> None:
-    """Candidate timing: statistics of the per-call times, the scored time (`scored_time`), the
+    """Candidate timing: statistics of the per-call times, the scored time (farm.scoring
+    .scored_time: the trimmed mean, bound to the mean of every timed call), the
     windows as the supervisor timed them, and cross-checks. `reply` is a timing's summary
     (farm.harness.windows.TimedRun.summary); `wall_ms` the trusted side's own wall time of the
     whole timing (warm-up included, re-checks not)."""
     stats = scoring.TimingStats.from_samples(reply["times_ms"])
-    scored, statistic = scored_time(stats.trimmed_mean_ms, reply["windows"])
+    scored, statistic = scoring.scored_time(stats)
     details = {
         "statistic": statistic,
         "windows_ms": reply["windows_ms"],
@@ -161,7 +161,7 @@ def add_baseline(
 ) -> None:
     """A baseline's timing, from a timing's summary, scored like the candidate (see add_timing)."""
     stats = scoring.TimingStats.from_samples(reply["times_ms"])
-    scored, statistic = scored_time(stats.trimmed_mean_ms, reply.get("windows", []))
+    scored, statistic = scoring.scored_time(stats)
     details = {
         "statistic": statistic,
         "windows": reply.get("windows", []),
@@ -173,25 +173,6 @@ def add_baseline(
     }
     timing = TimingSummary.from_json({**stats.to_dict(), "method": reply["method"], **details})
     entry["baseline_ms"][kind], entry["baseline_timing"][kind] = scored, timing.to_json()
-
-
-# The trimmed mean of the per-call times (farm.scoring.TimingStats) is the score unless the
-# windows' mean call times say more (median over windows of sum / calls) by this factor: then some
-# calls pay for others (a batched fix-up every k-th call, deferred work, beyond what the trim
-# cuts) and the mean cost per call is what the kernel costs.
-SLOW_CALLS_RATIO = 1.10
-
-
-def scored_time(trimmed_ms: float, windows: list[dict[str, Any]]) -> tuple[float, str]:
-    """The time (ms) a workload is scored on and the statistic it is: "trimmed-mean" (of the
-    calls) or "window-mean" (see SLOW_CALLS_RATIO). Windows are as farm.harness.windows records
-    them."""
-    means = [w["sum_ms"] / w["calls"] for w in windows if w.get("calls")]
-    if means:
-        window_mean = statistics.median(means)
-        if window_mean > SLOW_CALLS_RATIO * trimmed_ms:
-            return window_mean, "window-mean"
-    return trimmed_ms, "trimmed-mean"
 
 
 def finish(

@@ -205,18 +205,6 @@ def test_without_a_baseline_the_supervisors_own_calibration_is_the_yardstick():
     assert wall_clock_findings(_entry(hidden["timing"], base=None), simulated=True) == []
 
 
-def test_a_periodic_slow_call_is_scored_at_the_windows_mean():
-    from farm.harness.report import scored_time
-
-    # seven calls of 0.01 ms and one of 8 ms in every eight: the trimmed mean cuts the eighth
-    windows = [{"calls": n, "sum_ms": n / 8 * (7 * 0.01 + 8.0)} for n in (96, 160, 120)]
-    time_ms, statistic = scored_time(0.01, windows)
-    assert statistic == "window-mean" and time_ms > 1.0
-    # an honest kernel's windows agree with its trimmed mean
-    steady = [{"calls": n, "sum_ms": n * 0.0102} for n in (96, 160, 120)]
-    assert scored_time(0.01, steady) == (0.01, "trimmed-mean")
-
-
 def _checked(time_ms, walls_ms, overhead_ms=0.2):
     return {
         "id": "w",
