@@ -53,7 +53,7 @@ def evaluate(tree: Path, path: str, problem: str) -> dict:
         capture_output=True,
         text=True,
         env=env,
-        cwd=REPO,
+        cwd=tree,  # `python -c` puts its working directory first on the path
         timeout=600,
         check=False,
     )
