@@ -3,7 +3,7 @@
 Evaluates every file of tests/solutions/correct (and compiled/) with the farm on one device
 (benchmark mode, default workloads, no baselines: the allowances are the supervisor's own) and
 prints, per workload, the scored time, the warmest check round's wall, the check path's measured
-overhead, the rule's ratio (warm wall - allowance) / scored time (the rule rejects above
+overhead and floor, the rule's ratio (warm wall - allowance) / scored time (the rule rejects above
 CHECK_WALL_RATIO), the raw ratio warm wall / scored time, and the slowest pick reply against its
 bound. The last line holds the largest ratios seen.
 
@@ -40,8 +40,10 @@ def rows(path: Path, device: str) -> list[dict[str, Any]]:
             out.append({"file": path.name, "workload": w["id"], "status": w["status"]})
             continue
         warm = min(walls[1:])
-        overhead = checks.get("overhead_ms") or 0.0
-        allowance = plausibility.CHECK_OVERHEAD_RATIO * overhead + plausibility.CHECK_FIXED_MS
+        overhead, floor = checks.get("overhead_ms") or 0.0, checks.get("floor_ms") or 0.0
+        allowance = (
+            plausibility.CHECK_OVERHEAD_RATIO * overhead + plausibility.CHECK_FLOOR_RATIO * floor
+        )
         picks = timing.get("picks_ms") or []
         out.append(
             {
@@ -52,6 +54,7 @@ def rows(path: Path, device: str) -> list[dict[str, Any]]:
                 "time_ms": time_ms,
                 "warm_check_ms": warm,
                 "overhead_ms": overhead,
+                "floor_ms": floor,
                 "rule_ratio": (warm - allowance) / time_ms,
                 "raw_ratio": warm / time_ms,
                 "picks_max_ms": max(picks, default=0.0),

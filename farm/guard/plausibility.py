@@ -10,22 +10,26 @@ The wall-clock rule, in ms over one timing request of `calls` timed calls:
 
     unexplained = wall_ms - calls * overhead_ms_per_call - reported_ms_total
     allowed     = WALL_RATIO * reported_ms_total
-                  + (WALL_MS_PER_CALL + WALL_OVERHEAD_RATIO * overhead_ms_per_call) * calls
-                  + WALL_FIXED_MS
+                  + overhead_ratio * overhead_ms_per_call * calls
+                  + FLOOR_RATIO * floor_ms
 
 Reject when unexplained > allowed (work hidden from the timer: side streams, background threads,
 deferred or lazy computation, a patched clock), or when reported_ms_total > wall_ms *
-(1 + WALL_OVER_RATIO) + WALL_FIXED_MS (more device time than elapsed time: forged numbers).
-`overhead_ms_per_call` must come from a trusted calibration, e.g. the baseline timed the same
-way: (its wall time - its reported time) / its calls. The margins let through an honest run with
-2x jitter in its device time, 0.5 ms of launch latency per call, and a harness overhead per call
-up to 1.5x the calibration's; a cheat that hides less work than that per call passes this rule
-(the timer's all-stream spans and the guards are the first line against hidden work), one that
-hides more is caught. WALL_OVERHEAD_RATIO: the calibration comes from another process (the
+(1 + WALL_OVER_RATIO) (more device time than elapsed time: forged numbers). Every term is a
+factor times something measured, never a fixed amount of ms: the kernel's own reported time,
+and a trusted yardstick (farm.harness.reference.Yardstick) of the harness's own path measured
+when nothing else of the evaluation ran, `overhead_ms_per_call` per call and `floor_ms` the most
+one of its requests paid beyond that (a window's round trip and the host's jitter). The
+yardstick is the eager baseline timed the same way (its windows: WALL_OVERHEAD_RATIO), else the
+timing loop around a call that does nothing, run by the supervisor itself (NULL_OVERHEAD_RATIO).
+(Until 2026-11-27 the allowance also held 0.5 ms per call and 50 ms per window: enough to hide a
+whole small kernel.) On a contended host the walls stretch for reasons that are not the
+kernel's: the supervisor re-measures the yardstick before a mismatch stands, and a mismatch the
+host's load explains makes the workload INCONCLUSIVE, not REJECTED (farm.harness.host_load,
+farm.harness.report). WALL_OVERHEAD_RATIO: the calibration comes from another process (the
 trusted baseline, which runs without the runtime guard), and on an H100 the candidate's harness
 overhead per timed call measured 0.72x to 1.25x the baseline's for honest kernels
-(docs/harness-fidelity.md); with the profiler's windows that overhead is about 2.5-4 ms per
-call there, so hidden work of about 2 ms per call or more is caught.
+(docs/harness-fidelity.md).
 """
 
 from __future__ import annotations
@@ -35,9 +39,10 @@ from farm.guard.rules import rule
 from farm.scoring import FLOOR_SLACK, below_floor
 
 WALL_RATIO = 1.0  # unexplained wall time allowed, as a multiple of the reported device time
-WALL_MS_PER_CALL = 0.5  # plus this per timed call (Python launch latency, scheduling)
-WALL_FIXED_MS = 250.0  # plus this per request (process wake-up, transfers, a GC pass)
 WALL_OVER_RATIO = 0.05  # device time may exceed wall time by this fraction (clock granularity)
+# plus this multiple of the yardstick's floor per request (a window's round trip, the host's
+# jitter: the most one of the yardstick's own windows paid beyond its calls' share)
+FLOOR_RATIO = 2.0
 WALL_OVERHEAD_RATIO = 0.5  # plus this fraction of the calibrated harness overhead per call
 # ... when the calibration is the timing loop around a call that does nothing, measured in the
 # supervisor's own process (no baseline timed): an honest candidate's loop costs more per call
@@ -76,14 +81,16 @@ def check_wall_clock(
     calls: int,
     overhead_ms_per_call: float,
     overhead_ratio: float = WALL_OVERHEAD_RATIO,
+    floor_ms: float = 0.0,
 ) -> list[Finding]:
     """WALL_CLOCK_MISMATCH when the reported device time and the observed wall time cannot both
     be true (see the module docstring for the rule and its margins). All times in ms.
     `overhead_ratio`: WALL_OVERHEAD_RATIO with a baseline's calibration, NULL_OVERHEAD_RATIO with
-    the supervisor's own null-call calibration."""
-    if calls <= 0 or wall_ms < 0 or reported_ms_total < 0 or overhead_ms_per_call < 0:
+    the supervisor's own null-call calibration; `floor_ms`: the yardstick's floor for all the
+    requests together. Raises ValueError for non-positive calls or negative times."""
+    if calls <= 0 or min(wall_ms, reported_ms_total, overhead_ms_per_call, floor_ms) < 0:
         raise ValueError("calls must be positive and times non-negative")
-    ceiling = wall_ms * (1 + WALL_OVER_RATIO) + WALL_FIXED_MS
+    ceiling = wall_ms * (1 + WALL_OVER_RATIO)
     if reported_ms_total > ceiling:
         return [
             _finding(
@@ -93,8 +100,7 @@ def check_wall_clock(
             )
         ]
     unexplained = wall_ms - calls * overhead_ms_per_call - reported_ms_total
-    per_call = WALL_MS_PER_CALL + overhead_ratio * overhead_ms_per_call
-    allowed = WALL_RATIO * reported_ms_total + per_call * calls + WALL_FIXED_MS
+    allowed = _allowed(reported_ms_total, calls, overhead_ms_per_call, overhead_ratio, floor_ms)
     if unexplained > allowed:
         return [
             _finding(
@@ -106,7 +112,13 @@ def check_wall_clock(
     return []
 
 
-WINDOW_FIXED_MS = 50.0  # per timing window: the request's round trip, the profiler's start/stop
+def _allowed(
+    reported_ms: float, calls: int, per_call_ms: float, ratio: float, floor_ms: float
+) -> float:
+    """The unexplained wall time (ms) the rule allows (see the module docstring)."""
+    return WALL_RATIO * reported_ms + ratio * per_call_ms * calls + FLOOR_RATIO * floor_ms
+
+
 # windows that fit, at least, beside the one window over its allowance that is put down to a
 # pause of the host (check_windows): on two H200s of one host, each with a warm pool preparing
 # workers beside the timed evaluation, 3 of 192 honest evaluations were rejected for a window
@@ -119,27 +131,26 @@ def check_windows(
     *,
     overhead_ms_per_call: float,
     overhead_ratio: float = WALL_OVERHEAD_RATIO,
+    floor_ms: float = 0.0,
 ) -> list[Finding]:
     """WALL_CLOCK_MISMATCH for timing windows the supervisor sized and timed itself, each given
     as (calls, wall ms, sum of the reported call times in ms). Every window on its own: the
-    reported times may not exceed its wall (by more than WALL_OVER_RATIO and 1 ms), and its wall
-    may not exceed them by more than `check_wall_clock` allows with WINDOW_FIXED_MS as the fixed
-    cost; then all windows together, with WALL_FIXED_MS. A window's size is unknown to the
-    worker until it starts, so no reported time can be moved from one window into another.
+    reported times may not exceed its wall (by more than WALL_OVER_RATIO), and its wall may not
+    exceed them by more than `check_wall_clock` allows with the yardstick's `floor_ms` (ms) for
+    the one request; then all windows together, with the floor once per window. A window's size
+    is unknown to the worker until it starts, so no reported time can be moved from one window
+    into another.
 
     One window whose wall alone is over, among at least STALL_WINDOWS that fit, is a pause of
     the host (a scheduler or driver stall of tens of ms, seen on loaded GPU nodes), not hidden
     work, which recurs with the calls that hide it: it is WALL_CLOCK_STALL, a flag. It gains a
     submission nothing: the scored time comes from the calls' device spans
-    (farm.harness.report.scored_time), which a pause of the host does not lengthen, and the
-    total over all windows still holds."""
-    over: list[str] = []  # what each window over its allowance took
-    timed = 0
-    for calls, wall_ms, sum_ms in windows:
-        if calls <= 0:
-            continue
-        timed += 1
-        if sum_ms > wall_ms * (1 + WALL_OVER_RATIO) + 1.0:
+    (farm.scoring.scored_time), which a pause of the host does not lengthen, and the total over
+    the other windows still holds."""
+    over: list[tuple[int, str]] = []  # each window over its allowance: its index, what it took
+    timed = [(c, w, t) for c, w, t in windows if c > 0]
+    for i, (calls, wall_ms, sum_ms) in enumerate(timed):
+        if sum_ms > wall_ms * (1 + WALL_OVER_RATIO):
             return [
                 _finding(
                     "WALL_CLOCK_MISMATCH",
@@ -148,27 +159,30 @@ def check_windows(
                 )
             ]
         unexplained = wall_ms - calls * overhead_ms_per_call - sum_ms
-        per_call = WALL_MS_PER_CALL + overhead_ratio * overhead_ms_per_call
-        allowed = WALL_RATIO * sum_ms + per_call * calls + WINDOW_FIXED_MS
+        allowed = _allowed(sum_ms, calls, overhead_ms_per_call, overhead_ratio, floor_ms)
         if unexplained > allowed:
             over.append(
-                f"a window of {calls} calls reported {sum_ms:.6g} ms but took {wall_ms:.6g} "
-                f"ms of wall time; {unexplained:.6g} ms is unaccounted for "
-                f"(allowed {allowed:.6g} ms)"
+                (
+                    i,
+                    f"a window of {calls} calls reported {sum_ms:.6g} ms but took {wall_ms:.6g} "
+                    f"ms of wall time; {unexplained:.6g} ms is unaccounted for "
+                    f"(allowed {allowed:.6g} ms)",
+                )
             )
-    if len(over) > 1 or (over and timed - 1 < STALL_WINDOWS):
+    if len(over) > 1 or (over and len(timed) - 1 < STALL_WINDOWS):
         more = f" ({len(over)} windows over)" if len(over) > 1 else ""
-        return [_finding("WALL_CLOCK_MISMATCH", over[0] + more)]
-    stalled = [_finding("WALL_CLOCK_STALL", over[0])] if over else []
-    calls = sum(c for c, _, _ in windows)
-    if calls <= 0:
-        return []
+        return [_finding("WALL_CLOCK_MISMATCH", over[0][1] + more)]
+    stalled = [_finding("WALL_CLOCK_STALL", over[0][1])] if over else []
+    rest = [w for i, w in enumerate(timed) if not over or i != over[0][0]]  # the pause forgiven
+    if not rest:
+        return stalled
     return stalled + check_wall_clock(
-        reported_ms_total=sum(s for _, _, s in windows),
-        wall_ms=sum(w for _, w, _ in windows),
-        calls=calls,
+        reported_ms_total=sum(s for _, _, s in rest),
+        wall_ms=sum(w for _, w, _ in rest),
+        calls=sum(c for c, _, _ in rest),
         overhead_ms_per_call=overhead_ms_per_call,
         overhead_ratio=overhead_ratio,
+        floor_ms=floor_ms * len(rest),
     )
 
 
@@ -179,36 +193,39 @@ def check_windows(
 # poisoning the outputs' blocks, the guard's bookkeeping, the outputs' hand-off). The warmest
 # round (the least wall after the first, which pays compilation) is held against the scored time:
 #
-#     min(walls after the first) - CHECK_OVERHEAD_RATIO * overhead_ms - CHECK_FIXED_MS
+#     min(walls after the first) - CHECK_OVERHEAD_RATIO * overhead_ms - CHECK_FLOOR_RATIO * floor_ms
 #         <= CHECK_WALL_RATIO * reported_ms
 #
 # `overhead_ms` is the check path around a call that does nothing, measured by the supervisor in
-# its own process (farm.harness.reference.check_overhead_ms). CHECK_OVERHEAD_RATIO: the worker
-# pays that path with the runtime guard's bookkeeping and a process switch on top.
-# CHECK_FIXED_MS: the request's round trip, a scheduler slice on a loaded host, a GC pass (a
-# check round is not run with the collector off). CHECK_WALL_RATIO: a checked call runs once,
-# after a reply, where timed calls run back to back; honest CPU solutions measured up to
-# 1.3x (docs/security.md). A submission that claims times for calls it never ran (tiny times,
-# windows it answers itself) must still run the checked calls: it is caught when its real time
-# exceeds twice its claim by more than the allowance.
+# its own process (farm.harness.reference.check_yardstick, the least of its runs). `floor_ms` is
+# measured too: the spread of those runs plus the floor of the timing yardstick (the most one
+# trusted request paid beyond its calls: the round trip, a scheduler slice, the host's jitter).
+# CHECK_OVERHEAD_RATIO: the worker pays the path with the runtime guard's bookkeeping and a
+# process switch on top. CHECK_FLOOR_RATIO: a check round is not run with the collector off.
+# CHECK_WALL_RATIO: a checked call runs once, after a reply, where timed calls run back to back;
+# honest CPU solutions measured up to 1.3x (docs/security.md). A submission that claims times for
+# calls it never ran (tiny times, windows it answers itself) must still run the checked calls: it
+# is caught when its real time exceeds twice its claim by more than the allowance. (Until
+# 2026-11-27 the floor was a fixed 25 ms.)
 CHECK_WALL_RATIO = 2.0
 CHECK_OVERHEAD_RATIO = 2.0
-CHECK_FIXED_MS = 25.0
+CHECK_FLOOR_RATIO = 2.0
 
 
 def check_check_walls(
-    *, walls_ms: list[float], reported_ms: float, overhead_ms: float
+    *, walls_ms: list[float], reported_ms: float, overhead_ms: float, floor_ms: float
 ) -> list[Finding]:
     """CHECK_WALL_MISMATCH when the warmest checked call's wall (`walls_ms`, one per round, the
-    supervisor's clock), less the allowance for the check path (`overhead_ms`, trusted), exceeds
-    CHECK_WALL_RATIO x `reported_ms` (the scored time). All times in ms; with one round or none,
-    there is no warm round and no finding."""
-    if reported_ms < 0 or overhead_ms < 0:
+    supervisor's clock), less the allowance for the check path (`overhead_ms` and `floor_ms`,
+    trusted), exceeds CHECK_WALL_RATIO x `reported_ms` (the scored time). All times in ms; with
+    one round or none, there is no warm round and no finding. Raises ValueError for negative
+    times."""
+    if min(reported_ms, overhead_ms, floor_ms) < 0:
         raise ValueError("times must be non-negative")
     warm = walls_ms[1:]
     if not warm:
         return []
-    allowance = CHECK_OVERHEAD_RATIO * overhead_ms + CHECK_FIXED_MS
+    allowance = CHECK_OVERHEAD_RATIO * overhead_ms + CHECK_FLOOR_RATIO * floor_ms
     least = min(warm)
     if least - allowance <= CHECK_WALL_RATIO * reported_ms:
         return []

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -15,7 +15,8 @@ from typing import Any
 import torch
 
 from farm.hardware import kinds
-from farm.harness import protocol, runtime
+from farm.harness import host_load, protocol, runtime
+from farm.harness.baselines import BaselineCache
 from farm.harness.timing import ONE_TIME, CpuTimer, GpuTimer, TimingPolicy, run_windows
 from farm.suite.model import Problem, Workload
 
@@ -81,67 +82,111 @@ class _deterministic:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = self.saved
 
 
-_OVERHEAD_MS: dict[tuple[str, str, str, TimingPolicy], float] = {}
+@dataclass(frozen=True)
+class Yardstick:
+    """A trusted measurement of what the harness's own path costs around a call that does
+    nothing, the yardstick of a wall-clock rule (farm.guard.plausibility): `per_call_ms` per
+    call, `floor_ms` the most one request paid beyond that (a window's round trip and jitter;
+    for the check path, the spread of its runs), `runs` how many measurements it rests on."""
+
+    per_call_ms: float
+    floor_ms: float
+    runs: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"per_call_ms": self.per_call_ms, "floor_ms": self.floor_ms, "runs": self.runs}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Yardstick:
+        """Raises KeyError or ValueError for an entry that is not one."""
+        return cls(float(data["per_call_ms"]), float(data["floor_ms"]), int(data["runs"]))
 
 
-def timing_overhead_ms(
+def loop_yardstick(
     problem: Problem,
     workload: Workload,
     device: torch.device,
     policy: TimingPolicy,
     llc_bytes: int,
     keep_calls: int,
-) -> float:
-    """What the worker's timing loop costs per call around a call that does nothing but return
-    the workload's outputs (making the call's inputs, the cache flush, the markers, the
-    synchronisation, the profiler, capturing the outputs), in ms, over its windows' walls,
-    measured here, in the trusted process, with the same timer, policy and inputs: the yardstick
-    of the wall-clock rule (farm.guard.plausibility), which no value from the worker can move.
-    Its windows keep at most `keep_calls` calls' outputs, as the worker's do (a window of
-    6 GB outputs kept whole would fill the device). Measured once per process for each
-    problem, workload, device and policy."""
+) -> Yardstick:
+    """What the worker's timing loop costs around a call that does nothing but return the
+    workload's outputs (making the call's inputs, the cache flush, the markers, the
+    synchronisation, the profiler, capturing the outputs), measured here, in the trusted
+    process, with the same timer, policy and inputs: per call (ms) over its windows' walls, and
+    the most one window paid beyond its calls' share (ms). No value from the worker moves it.
+    Its windows keep at most `keep_calls` calls' outputs, as the worker's do (a window of 6 GB
+    outputs kept whole would fill the device). The caller measures it when nothing else of the
+    evaluation runs (farm.harness.supervisor), and may keep it per node."""
     policy = replace(policy, window=max(1, min(policy.window, keep_calls)))
-    key = (str(problem.directory), workload.id, str(device), policy)
-    if key not in _OVERHEAD_MS:
-        module = load_reference(problem)
-        request = {"axes": workload.axes, "dtype": workload.dtype, "seed_base": 0}
-        make = runtime.input_maker(module, request, device)
-        outputs = expected(problem, workload, 0, 0, device)  # captured after every call
-        gpu = kinds.on_gpu(device)
-        timer = GpuTimer(device, llc_bytes) if gpu else CpuTimer(llc_bytes)
-        # the timer's one-time costs (marker kernels' JIT, the profiler's start-up) first, as
-        # the worker pays them before the submission is imported
-        run_windows(timer, lambda inputs: outputs, make, ONE_TIME)
-        # a quarter of the budget: the loop's cost per call settles within a few windows
-        short = replace(policy, budget_ms=policy.budget_ms / 4, target_rse=0.0)
-        run = run_windows(timer, lambda inputs: outputs, make, short, keep=True)
-        unexplained = sum(run.window_wall_ms) - sum(run.times_ms)
-        _OVERHEAD_MS[key] = max(0.0, unexplained / max(len(run.times_ms), 1))
-        if gpu:
-            torch.cuda.empty_cache()
-    return _OVERHEAD_MS[key]
+    module = load_reference(problem)
+    request = {"axes": workload.axes, "dtype": workload.dtype, "seed_base": 0}
+    make = runtime.input_maker(module, request, device)
+    outputs = expected(problem, workload, 0, 0, device)  # captured after every call
+    gpu = kinds.on_gpu(device)
+    timer = GpuTimer(device, llc_bytes) if gpu else CpuTimer(llc_bytes)
+    # the timer's one-time costs (marker kernels' JIT, the profiler's start-up) first, as
+    # the worker pays them before the submission is imported
+    run_windows(timer, lambda inputs: outputs, make, ONE_TIME)
+    # a quarter of the budget: the loop's cost per call settles within a few windows
+    short = replace(policy, budget_ms=policy.budget_ms / 4, target_rse=0.0)
+    run = run_windows(timer, lambda inputs: outputs, make, short, keep=True)
+    if gpu:
+        torch.cuda.empty_cache()
+    return _loop(run.window_wall_ms, run.windows, policy.window)
 
 
-_CHECK_MS: dict[tuple[str, str, str], float] = {}
+def _loop(walls_ms: list[float], means_ms: list[float], calls: int) -> Yardstick:
+    """A loop's yardstick from its windows of `calls` calls each: their walls and mean times."""
+    unexplained = [w - m * calls for w, m in zip(walls_ms, means_ms, strict=True)]
+    per_call = max(0.0, sum(unexplained) / max(calls * len(walls_ms), 1))
+    floor = max((u - per_call * calls for u in unexplained), default=0.0)
+    return Yardstick(per_call, max(0.0, floor), len(walls_ms))
 
 
-def check_overhead_ms(problem: Problem, workload: Workload, device: torch.device) -> float:
+def cached_yardstick(
+    cache: BaselineCache | None,
+    workload: str,
+    kind: str,
+    measure: Callable[[], Yardstick],
+    *,
+    fresh: bool = False,
+) -> tuple[Yardstick, Yardstick | None]:
+    """(the yardstick to hold a workload to, this node's cached one or None). A node keeps its
+    yardsticks like its baselines (farm.harness.baselines, under `kind`), so an evaluation does
+    not pay them every time; `fresh` measures again whatever is cached. A measurement is kept
+    only when the host was quiet while it was taken (farm.harness.host_load): a yardstick
+    measured on a busy host would be loose for every later evaluation."""
+    hit = cache.get(workload, kind) if cache is not None else None
+    try:
+        stored = Yardstick.from_json(hit) if hit is not None else None
+    except (KeyError, TypeError, ValueError):
+        stored = None
+    if stored is not None and not fresh:
+        return stored, stored
+    stick = measure()
+    if cache is not None and not host_load.sample(steal_interval_s=0).busy:
+        cache.put(workload, kind, stick.to_json())
+    return stick, stored
+
+
+CHECK_RUNS = 5  # null check rounds per measurement
+
+
+def check_yardstick(problem: Problem, workload: Workload, device: torch.device) -> Yardstick:
     """What the worker's check path costs around a call that does nothing but return the
     workload's outputs, in ms, measured here, in the trusted process: making the call's inputs,
     cloning them, poisoning the outputs' blocks, capturing the outputs, comparing the inputs
     afterwards, and handing the outputs over (framed and parsed back on the CPU; copied once on
-    a GPU, as the supervisor copies what CUDA IPC shares). The least of three runs, as the
-    check-wall rule takes the warmest check (farm.guard.plausibility.check_check_walls). Once
-    per process and workload."""
-    key = (str(problem.directory), workload.id, str(device))
-    if key not in _CHECK_MS:
-        module = load_reference(problem)
-        request = {"axes": workload.axes, "dtype": workload.dtype, "seed_base": 0}
-        make = runtime.input_maker(module, request, device)
-        outputs = expected(problem, workload, 0, 0, device)
-        runs = [_null_check(make, outputs, device) for _ in range(3)]
-        _CHECK_MS[key] = min(runs)
-    return _CHECK_MS[key]
+    a GPU, as the supervisor copies what CUDA IPC shares). The least of CHECK_RUNS runs (the
+    check-wall rule takes the warmest check, farm.guard.plausibility.check_check_walls), and
+    their spread (most - least) as the floor."""
+    module = load_reference(problem)
+    request = {"axes": workload.axes, "dtype": workload.dtype, "seed_base": 0}
+    make = runtime.input_maker(module, request, device)
+    outputs = expected(problem, workload, 0, 0, device)
+    runs = [_null_check(make, outputs, device) for _ in range(CHECK_RUNS)]
+    return Yardstick(min(runs), max(runs) - min(runs), len(runs))
 
 
 def _null_check(

@@ -187,8 +187,9 @@ def finish(
         if entry["status"] == WorkloadStatus.PASSED.value and entry["time_ms"] is not None:
             _score(entry, problem, target, doc)
             simulated = target.kind.simulated
-            doc["guard"]["findings"] += wall_clock_findings(entry, simulated=simulated)
-            doc["guard"]["findings"] += check_wall_findings(entry, simulated=simulated)
+            found = wall_clock_findings(entry, simulated=simulated)
+            found += check_wall_findings(entry, simulated=simulated)
+            doc["guard"]["findings"] += host_busy(entry, found)
     for entry in entries:
         # leaderboard mode draws every workload's inputs from the secret seed; the server counts
         # a run on a board only when its entries say so
@@ -238,48 +239,83 @@ def _score(entry: dict[str, Any], problem: Problem, target: Any, doc: dict[str, 
         entry["sol_score"] = scoring.sol_score(t_k, bound.time_ms, eager)
 
 
-def _overhead_per_call(windows: list[dict[str, Any]]) -> float:
-    """What a timing loop cost per call beyond the reported times (ms), over its windows."""
+def window_yardstick(windows: list[dict[str, Any]]) -> tuple[float, float]:
+    """A timing loop's cost from its windows as the supervisor recorded them (ms): per call
+    beyond the reported times, and the most one window paid beyond its calls' share (its floor;
+    farm.guard.plausibility)."""
     calls = sum(w["calls"] for w in windows)
-    unexplained = sum(w["wall_ms"] - w["sum_ms"] for w in windows)
-    return max(0.0, unexplained / calls) if calls else 0.0
+    if not calls:
+        return 0.0, 0.0
+    unexplained = [w["wall_ms"] - w["sum_ms"] for w in windows]
+    per_call = max(0.0, sum(unexplained) / calls)
+    floor = max(u - per_call * w["calls"] for u, w in zip(unexplained, windows, strict=True))
+    return per_call, max(0.0, floor)
+
+
+def set_yardsticks(entry: dict[str, Any], check: Any, loop: Any | None) -> None:
+    """Record the trusted yardsticks (farm.harness.reference.Yardstick) the wall-clock rules
+    hold `entry` to: the check path's (`correctness.overhead_ms`, and `floor_ms`: its runs'
+    spread plus a trusted request's floor, from the eager baseline's windows when there are
+    some, else from `loop`), and the timing loop's (`timing.harness_overhead_ms` and
+    `harness_floor_ms`) where no eager baseline gives one."""
+    base = (entry.get("baseline_timing") or {}).get("eager") or {}
+    if base.get("windows"):
+        request_floor = window_yardstick(base["windows"])[1]
+    else:
+        request_floor = loop.floor_ms if loop is not None else 0.0
+    entry["correctness"]["overhead_ms"] = check.per_call_ms
+    entry["correctness"]["floor_ms"] = check.floor_ms + request_floor
+    if loop is not None and not base.get("windows"):
+        entry["timing"]["harness_overhead_ms"] = loop.per_call_ms
+        entry["timing"]["harness_floor_ms"] = loop.floor_ms
+
+
+def wall_rules_fire(entry: dict[str, Any]) -> bool:
+    """Whether a wall-clock rule would reject `entry` as it stands (a wall-clock time)."""
+    found = wall_clock_findings(entry, simulated=False) + check_wall_findings(
+        entry, simulated=False
+    )
+    return any(f.get("severity") == "reject" for f in found)
 
 
 def wall_clock_findings(entry: dict[str, Any], *, simulated: bool) -> list[dict[str, Any]]:
     """The candidate's reported times must fit the wall time the supervisor measured around each
-    window it asked for, given a trusted calibration of what the same timing loop costs per call
+    window it asked for, given a trusted yardstick of what the same timing loop costs
     (farm.guard.plausibility.check_windows): the eager baseline timed the same way when there
-    is one, else the loop around a call that does nothing, measured by the supervisor itself
-    (farm.harness.reference.timing_overhead_ms), with a wider margin. Every evaluation that
-    reports a wall-clock time is checked, with or without baselines; only simulated times
-    (npu-sim, the supervisor's own knowledge of its device) are exempt: nothing the worker
-    labels its times decides it. Warm-up is its own request, outside every window."""
+    is one (per call and per window, `window_yardstick`), else the loop around a call that does
+    nothing, measured by the supervisor itself (farm.harness.reference.loop_yardstick), with a
+    wider margin. Every evaluation that reports a wall-clock time is checked, with or without
+    baselines; only simulated times (npu-sim, the supervisor's own knowledge of its device) are
+    exempt: nothing the worker labels its times decides it. Warm-up is its own request, outside
+    every window."""
     from farm.guard import plausibility
 
     cand, base = entry.get("timing") or {}, (entry.get("baseline_timing") or {}).get("eager")
     if simulated or not cand.get("windows"):
         return []
     if base and base.get("windows"):
-        overhead = _overhead_per_call(base["windows"])
+        overhead, floor = window_yardstick(base["windows"])
         ratio = plausibility.WALL_OVERHEAD_RATIO
     elif cand.get("harness_overhead_ms") is not None:
-        overhead, ratio = cand["harness_overhead_ms"], plausibility.NULL_OVERHEAD_RATIO
+        overhead, floor = cand["harness_overhead_ms"], cand.get("harness_floor_ms", 0.0)
+        ratio = plausibility.NULL_OVERHEAD_RATIO
     else:
         return []
     found = plausibility.check_windows(
         [(w["calls"], w["wall_ms"], w["sum_ms"]) for w in cand["windows"]],
         overhead_ms_per_call=overhead,
         overhead_ratio=ratio,
+        floor_ms=floor,
     )
     return [{**f.to_dict(), "workload": entry["id"]} for f in found]
 
 
 def check_wall_findings(entry: dict[str, Any], *, simulated: bool) -> list[dict[str, Any]]:
     """The scored time must account for the calls the supervisor checked itself: the warmest
-    check round's wall, less a trusted allowance for the check path (measured by the supervisor,
-    farm.harness.reference.check_overhead_ms), may not exceed a stated multiple of it
-    (farm.guard.plausibility.check_check_walls). Every evaluation that reports a wall-clock time
-    is held to it; simulated times (npu-sim, the supervisor's own knowledge) are exempt."""
+    check round's wall, less a trusted allowance for the check path (`set_yardsticks`), may not
+    exceed a stated multiple of it (farm.guard.plausibility.check_check_walls). Every evaluation
+    that reports a wall-clock time is held to it; simulated times (npu-sim, the supervisor's own
+    knowledge) are exempt."""
     from farm.guard import plausibility
 
     checks = entry.get("correctness") or {}
@@ -289,8 +325,27 @@ def check_wall_findings(entry: dict[str, Any], *, simulated: bool) -> list[dict[
         walls_ms=list(checks.get("walls_ms") or []),
         reported_ms=entry["time_ms"],
         overhead_ms=checks["overhead_ms"],
+        floor_ms=checks.get("floor_ms", 0.0),
     )
     return [{**f.to_dict(), "workload": entry["id"]} for f in found]
+
+
+def host_busy(entry: dict[str, Any], found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`found` as it stands when the host was quiet; when the supervisor saw it busy after a
+    wall-clock rule fired (`entry["host"]`, farm.harness.host_load), the rejecting findings
+    become flags and the workload INCONCLUSIVE, with what was measured: a stretched wall on a
+    contended host is not evidence against the kernel."""
+    host = entry.get("host") or {}
+    rejecting = [f for f in found if f.get("severity") == "reject"]
+    if not host.get("busy") or not rejecting or entry["status"] != WorkloadStatus.PASSED.value:
+        return found  # a verdict of another rule's (below the physical floor) stands
+    detail = (
+        f"the host was busy ({host.get('detail', '')}) when "
+        + "; ".join(f"{f['code']}: {f['detail']}" for f in rejecting)
+        + ". Nothing is said about the kernel: evaluate it again on a quiet node"
+    )
+    set_status(entry, [reason("HOST_BUSY", detail, status=WorkloadStatus.INCONCLUSIVE.value)])
+    return [{**f, "severity": "flag"} if f in rejecting else f for f in found]
 
 
 def _check_streams(entry: dict[str, Any], doc: dict[str, Any], *, gpu: bool) -> None:

@@ -29,6 +29,7 @@ from farm.harness import (
     correctness,
     cudaipc,
     feed,
+    host_load,
     reference,
     replies,
     report,
@@ -196,51 +197,52 @@ class Evaluation:
         with self._phase("calibration"):
             self._calibrate_wall_clock(timed)
 
-    def _prime_yardsticks(self, workloads: list[Workload]) -> None:
-        """Measure the wall-clock rules' yardsticks (`_calibrate_wall_clock`, memoised per
-        process in farm.harness.reference) while the worker imports the submission, instead of
-        after its timing: both pay the same one-time costs (the device context, the profiler's
-        start-up, the marker kernels' compilation). The worker's load is host work; the
-        yardsticks are the least of several runs (check path) or a loop's cost over its windows.
-        The timing loop's yardstick only where no eager baseline will give one. Only the first
-        workload's: the load hides about one workload's yardsticks, and a submission that fails
-        its checks is never timed, so the others wait until a workload is timed."""
-        if self.mode == Mode.TEST or self.target.kind.simulated or not workloads:
-            return
-        try:
-            self._check_yardstick(workloads[0])
-            if not self.opts.baselines:
-                self._loop_yardstick(workloads[0])
-        except Exception:  # measured again, where it fails the evaluation, after the timing
-            log.debug("priming the yardsticks failed", exc_info=True)
-
     def _calibrate_wall_clock(self, timed: list[Workload]) -> None:
-        """The wall-clock rules' yardsticks, measured here (farm.harness.reference): the check
-        path around a call that does nothing (the check-wall rule), and, where no eager baseline
-        gives one, the timing loop around such a call. Simulated times (npu-sim) are not
-        wall-clock times."""
+        """The wall-clock rules' yardsticks (farm.harness.reference), taken now that nothing
+        else of the evaluation runs (never while a worker imports), this node's cached ones
+        where it has them: the check path around a call that does nothing, and, where no eager
+        baseline gives one, the timing loop around such a call. Before a rule fires, they are
+        measured again and the host is looked at (farm.harness.host_load); a mismatch the host's
+        load explains makes the workload INCONCLUSIVE (farm.harness.report.host_busy).
+        Simulated times (npu-sim) are not wall-clock times."""
         if self.target.kind.simulated:
             return
         for w in timed:
             entry = self.entries[w.id]
-            entry["correctness"]["overhead_ms"] = self._check_yardstick(w)
-            if (entry["baseline_timing"] or {}).get("eager"):
+            eager = bool((entry["baseline_timing"] or {}).get("eager"))
+            check, cached = self._check_yardstick(w)
+            report.set_yardsticks(entry, check, None if eager else self._loop_yardstick(w))
+            if not report.wall_rules_fire(entry):
                 continue
-            entry["timing"]["harness_overhead_ms"] = self._loop_yardstick(w)
+            check, _ = self._check_yardstick(w, fresh=True)
+            report.set_yardsticks(entry, check, None if eager else self._loop_yardstick(w, True))
+            now = check.per_call_ms / cached.per_call_ms if cached and cached.per_call_ms else 1.0
+            entry["host"] = host_load.sample(now).to_json()
 
-    def _check_yardstick(self, w: Workload) -> float:
-        return reference.check_overhead_ms(self.problem, w, self.target.torch_device)
-
-    def _loop_yardstick(self, w: Workload) -> float:
-        policy = self.target.policy(self.opts.policy)
-        return reference.timing_overhead_ms(
-            self.problem,
-            w,
-            self.target.torch_device,
-            policy,
-            self.target.llc_bytes,
-            self._keep_calls(w),
+    def _check_yardstick(
+        self, w: Workload, fresh: bool = False
+    ) -> tuple[reference.Yardstick, reference.Yardstick | None]:
+        """(the check path's yardstick, this node's cached one or None); `fresh`: measured."""
+        device = self.target.torch_device
+        return reference.cached_yardstick(
+            self._baseline_cache(),
+            w.id,
+            "yardstick-check",
+            lambda: reference.check_yardstick(self.problem, w, device),
+            fresh=fresh,
         )
+
+    def _loop_yardstick(self, w: Workload, fresh: bool = False) -> reference.Yardstick:
+        """The timing loop's yardstick (this node's cached one unless `fresh`)."""
+        policy = self.target.policy(self.opts.policy)
+        args = (self.target.torch_device, policy, self.target.llc_bytes, self._keep_calls(w))
+        return reference.cached_yardstick(
+            self._baseline_cache(),
+            w.id,
+            "yardstick-loop",
+            lambda: reference.loop_yardstick(self.problem, w, *args),
+            fresh=fresh,
+        )[0]
 
     def _start_candidate(self, tmp: Path, workloads: list[Workload]) -> WorkerProcess | None:
         """A started worker with the submission loaded, or None (the failure is recorded). The
@@ -261,8 +263,6 @@ class Evaluation:
                 f"the sandboxed worker did not start: {replies.text(exc.detail, 2000)}",
                 hint="check the node's sandbox set-up (farm hardware; docs/security.md)",
             ) from None
-        with self._phase("calibration"):
-            self._prime_yardsticks(workloads)  # while the worker loads the submission
         try:
             with self._phase("load"):
                 header, _ = worker.receive(timeout=self.limit_policy.load_s)

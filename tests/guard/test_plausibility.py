@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from farm.guard.plausibility import (
-    WALL_FIXED_MS,
-    WALL_MS_PER_CALL,
+    FLOOR_RATIO,
     WALL_OVERHEAD_RATIO,
     check_times,
     check_wall_clock,
@@ -61,17 +60,19 @@ def test_work_hidden_from_the_timer_is_rejected():
 
 
 def test_the_margin_is_where_the_docstring_says():
-    calls, reported, overhead = 100, 10.0, 1.0
-    allowed = reported + (WALL_MS_PER_CALL + WALL_OVERHEAD_RATIO * overhead) * calls + WALL_FIXED_MS
+    calls, reported, overhead, floor = 100, 10.0, 1.0, 4.0
+    allowed = reported + WALL_OVERHEAD_RATIO * overhead * calls + FLOOR_RATIO * floor
     edge = calls * overhead + reported + allowed
+    common = {"reported_ms_total": reported, "calls": calls, "floor_ms": floor}
+    assert check_wall_clock(wall_ms=edge, overhead_ms_per_call=overhead, **common) == []
+    assert check_wall_clock(wall_ms=edge + 0.1, overhead_ms_per_call=overhead, **common)
+    # every term scales with what was measured: a yardstick twice as costly allows twice as much
+    wide = calls * 2 * overhead + reported + reported + WALL_OVERHEAD_RATIO * 2 * overhead * calls
     assert (
-        check_wall_clock(
-            reported_ms_total=reported, wall_ms=edge, calls=calls, overhead_ms_per_call=overhead
-        )
-        == []
+        check_wall_clock(wall_ms=wide + FLOOR_RATIO * floor, overhead_ms_per_call=2, **common) == []
     )
     assert check_wall_clock(
-        reported_ms_total=reported, wall_ms=edge + 1, calls=calls, overhead_ms_per_call=overhead
+        wall_ms=wide + FLOOR_RATIO * floor + 0.1, overhead_ms_per_call=2, **common
     )
 
 
@@ -141,7 +142,7 @@ def test_honest_windows_pass():
 def test_wall_clock_still_catches_hidden_work_per_call():
     from farm.harness.report import wall_clock_findings
 
-    # caught from 0.5 ms + half the calibrated overhead (2.56 ms here) per call: 2.5 ms hidden
+    # caught from half the calibrated overhead (2.56 ms here) per call: 2.5 ms hidden
     hidden = _entry(_timing(_windows(0, 0.0113, 2.56, hidden_ms=2.5), 0.0113))
     (finding,) = wall_clock_findings(hidden, simulated=False)
     assert finding["code"] == "WALL_CLOCK_MISMATCH" and finding["workload"] == "w"
@@ -197,7 +198,7 @@ def test_without_a_baseline_the_supervisors_own_calibration_is_the_yardstick():
     # null-call calibration of 1.22 ms (2.26x) is honest and passes
     honest = _entry(_timing(_windows(0, 0.0028, 2.75), 0.0028), base=None, null=1.22)
     assert wall_clock_findings(honest, simulated=False) == []
-    # 6 ms per call more than that is caught (0.5 ms + 2 x 1.22 ms allowed per call)
+    # 6 ms per call more than that is caught (2 x 1.22 ms allowed per call)
     hidden = _entry(_timing(_windows(0, 0.0028, 2.75, hidden_ms=6), 0.0028), base=None, null=1.22)
     (finding,) = wall_clock_findings(hidden, simulated=False)
     assert finding["code"] == "WALL_CLOCK_MISMATCH"
@@ -205,16 +206,13 @@ def test_without_a_baseline_the_supervisors_own_calibration_is_the_yardstick():
     assert wall_clock_findings(_entry(hidden["timing"], base=None), simulated=True) == []
 
 
-def _checked(time_ms, walls_ms, overhead_ms=0.2):
-    return {
-        "id": "w",
-        "time_ms": time_ms,
-        "correctness": {"rounds": len(walls_ms), "walls_ms": walls_ms, "overhead_ms": overhead_ms},
-    }
+def _checked(time_ms, walls_ms, overhead_ms=0.2, floor_ms=3.0):
+    checks = {"walls_ms": walls_ms, "overhead_ms": overhead_ms, "floor_ms": floor_ms}
+    return {"id": "w", "time_ms": time_ms, "correctness": {"rounds": len(walls_ms), **checks}}
 
 
 def test_checked_calls_bound_the_reported_time_from_below():
-    from farm.guard.plausibility import CHECK_FIXED_MS, CHECK_WALL_RATIO
+    from farm.guard.plausibility import CHECK_FLOOR_RATIO, CHECK_WALL_RATIO
     from farm.harness.report import check_wall_findings
 
     # honest: the softmax__triton small workload on the CPU (a check round of 320 ms, scored
@@ -226,7 +224,7 @@ def test_checked_calls_bound_the_reported_time_from_below():
     assert finding["code"] == "CHECK_WALL_MISMATCH" and finding["workload"] == "w"
     assert check_wall_findings(cheat, simulated=True) == []  # the supervisor's device decides
     # the line: the warmest round less the allowance, at CHECK_WALL_RATIO x the reported time
-    edge = 10.0 * CHECK_WALL_RATIO + 2 * 0.2 + CHECK_FIXED_MS
+    edge = 10.0 * CHECK_WALL_RATIO + 2 * 0.2 + CHECK_FLOOR_RATIO * 3.0
     assert check_wall_findings(_checked(10.0, [99.0, edge - 0.01]), simulated=False) == []
     assert check_wall_findings(_checked(10.0, [99.0, edge + 0.01]), simulated=False)
     # only the warm rounds count (the first pays compilation), and without them there is no rule
@@ -234,3 +232,40 @@ def test_checked_calls_bound_the_reported_time_from_below():
     assert check_wall_findings(_checked(0.001, [500.0]), simulated=False) == []
     # no trusted overhead (not measured: simulated, or not timed) means no rule
     assert check_wall_findings(_checked(0.001, [160.0, 151.0], None), simulated=False) == []
+
+
+def test_a_whole_small_kernel_hidden_per_call_is_caught():
+    """0.5 ms per call and 50 ms per window of fixed allowance hid a 0.5 ms kernel per call
+    behind 0.3 ms of harness time (a CPU worker's loop); allowances relative to the yardstick
+    do not."""
+    from farm.harness.report import wall_clock_findings
+
+    base = _timing(_windows(0, 0.01, 0.3), 0.01)
+    hidden = _entry(_timing(_windows(0, 0.01, 0.3, hidden_ms=0.5), 0.01), base=base)
+    (finding,) = wall_clock_findings(hidden, simulated=False)
+    assert finding["code"] == "WALL_CLOCK_MISMATCH"
+    honest = _entry(_timing(_windows(0, 0.01, 0.3 * 1.25), 0.01), base=base)
+    assert wall_clock_findings(honest, simulated=False) == []
+
+
+def test_a_rule_that_fires_on_a_busy_host_is_inconclusive_not_a_rejection():
+    from farm.harness.host_load import HostLoad
+    from farm.harness.report import check_wall_findings, host_busy
+
+    def entry(host):
+        cheat = _checked(0.001, [160.0, 151.0, 153.0])
+        return {**cheat, "status": "PASSED", "errors": [], "host": host.to_json()}
+
+    busy = entry(HostLoad(per_core=6.5, steal=0.0))
+    found = host_busy(busy, check_wall_findings(busy, simulated=False))
+    assert [f["severity"] for f in found] == ["flag"] and busy["status"] == "INCONCLUSIVE"
+    (why,) = busy["errors"]
+    assert why["code"] == "HOST_BUSY" and "6.50 runnable threads per core" in why["detail"]
+    assert "CHECK_WALL_MISMATCH" in why["detail"]  # what was measured, in the reason
+    quiet = entry(HostLoad(per_core=0.2, steal=0.0, yardstick_ratio=1.1))
+    found = host_busy(quiet, check_wall_findings(quiet, simulated=False))
+    assert [f["severity"] for f in found] == ["reject"] and quiet["status"] == "PASSED"
+    # a verdict of another rule's stands whatever the host did
+    floor = {**entry(HostLoad(per_core=6.5, steal=0.0)), "status": "REJECTED"}
+    host_busy(floor, check_wall_findings(floor, simulated=False))
+    assert floor["status"] == "REJECTED"

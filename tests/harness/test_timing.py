@@ -393,7 +393,48 @@ def test_the_trusted_loop_yardstick_keeps_no_more_outputs_than_the_worker(monkey
         return real(timer, call, make, policy, **kw)
 
     monkeypatch.setattr(reference, "run_windows", spy)
-    monkeypatch.setattr(reference, "_OVERHEAD_MS", {})
     policy = TimingPolicy(warmup_ms=0, window=50, budget_ms=40)
-    reference.timing_overhead_ms(problem, workload, torch.device("cpu"), policy, 1 << 20, 3)
+    stick = reference.loop_yardstick(problem, workload, torch.device("cpu"), policy, 1 << 20, 3)
     assert windows and max(windows[1:]) <= 3
+    assert stick.per_call_ms > 0 and stick.floor_ms >= 0 and stick.runs >= 1
+
+
+def test_the_host_is_busy_when_threads_outnumber_cores_time_is_stolen_or_the_yardstick_slows():
+    from farm.harness import host_load
+    from farm.harness.host_load import HostLoad
+
+    assert not HostLoad(per_core=0.4, steal=0.01, yardstick_ratio=1.2).busy
+    assert HostLoad(per_core=5.0, steal=0.0).busy
+    assert HostLoad(per_core=0.1, steal=0.2).busy
+    assert HostLoad(per_core=0.1, steal=0.0, yardstick_ratio=3.0).busy
+    # steal from two readings of /proc/stat's cpu line (user nice system idle iowait irq
+    # softirq steal): 30 of 300 ticks stolen
+    before = [100, 0, 50, 800, 0, 0, 0, 10]
+    after = [200, 0, 100, 920, 0, 0, 0, 40]
+    assert host_load._steal(before, after) == pytest.approx(0.1)
+    assert host_load._steal([], after) == 0.0
+    now = host_load.sample(steal_interval_s=0)
+    assert now.per_core >= 0 and 0 <= now.steal <= 1
+
+
+def test_a_yardstick_is_kept_per_node_only_when_measured_on_a_quiet_host(tmp_path, monkeypatch):
+    from farm.harness import baselines, host_load, reference
+    from farm.harness.host_load import HostLoad
+
+    scope = baselines.Scope("core-v1", "h", "softmax", "cpu", "cpu", 0, TimingPolicy())
+    cache = baselines.BaselineCache(scope, root=tmp_path)
+    measured = iter([reference.Yardstick(0.2, 0.5, 5), reference.Yardstick(0.9, 2.0, 5)])
+    quiet = [True]
+    monkeypatch.setattr(
+        host_load, "sample", lambda *a, **k: HostLoad(0.1 if quiet[0] else 9.0, 0.0)
+    )
+
+    def get(fresh=False):
+        return reference.cached_yardstick(cache, "w", "check", lambda: next(measured), fresh=fresh)
+
+    assert get() == (reference.Yardstick(0.2, 0.5, 5), None)  # measured, kept
+    assert get() == (reference.Yardstick(0.2, 0.5, 5),) * 2  # from the node's cache
+    quiet[0] = False
+    stick, cached = get(fresh=True)  # measured again on a busy host: used, not kept
+    assert stick.per_call_ms == 0.9 and cached.per_call_ms == 0.2
+    assert get()[0].per_call_ms == 0.2

@@ -1,0 +1,122 @@
+"""Whether the host is contended: what a wall-clock rule asks before it accuses a kernel.
+
+The wall-clock rules (farm.guard.plausibility) hold a kernel's reported times to walls the
+trusted side measured. On a loaded host those walls stretch for reasons that are not the
+kernel's: on a 2-core machine under a load of 10-16, an honest three-line softmax on the CPU was
+rejected by two of them and passed a minute later. So before a rule's mismatch becomes a
+verdict, the trusted side looks at the host (Linux /proc; elsewhere only what os.getloadavg
+gives):
+
+- runnable threads per core: the larger of the 1-minute load average and the instantaneous
+  count of running processes (less the supervisor itself), over the cores this process may use;
+- steal: the share of CPU time the hypervisor gave to other guests over a short interval;
+- the yardstick now against this node's cached one: the same trusted work, measured when the
+  host was quiet, taking much longer now means the host is slower now.
+
+Any of them over its line (BUSY_PER_CORE, BUSY_STEAL, BUSY_YARDSTICK_RATIO) is a busy host: the
+workload's status is INCONCLUSIVE with what was measured (farm.harness.report), never REJECTED.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+BUSY_PER_CORE = 1.0  # more runnable threads than cores: every thread waits for a core
+BUSY_STEAL = 0.05  # 5 % of CPU time stolen by other guests
+BUSY_YARDSTICK_RATIO = 1.5  # the trusted yardstick takes 1.5x its quiet-host value
+STEAL_INTERVAL_S = 0.1  # how long steal is watched for
+_PROC_STAT = Path("/proc/stat")
+
+
+@dataclass(frozen=True)
+class HostLoad:
+    """A look at the host: runnable threads per core, the share of CPU time stolen, and the
+    trusted yardstick's time now over its cached quiet-host time (1.0 when there is none)."""
+
+    per_core: float
+    steal: float
+    yardstick_ratio: float = 1.0
+
+    @property
+    def busy(self) -> bool:
+        return (
+            self.per_core > BUSY_PER_CORE
+            or self.steal > BUSY_STEAL
+            or self.yardstick_ratio > BUSY_YARDSTICK_RATIO
+        )
+
+    def describe(self) -> str:
+        """What was measured, in words, with the lines it was held to."""
+        return (
+            f"{self.per_core:.2f} runnable threads per core (busy above {BUSY_PER_CORE}), "
+            f"{100 * self.steal:.1f} % CPU time stolen (busy above {100 * BUSY_STEAL:.0f} %), "
+            f"the trusted yardstick at {self.yardstick_ratio:.2f}x its quiet-host time (busy "
+            f"above {BUSY_YARDSTICK_RATIO}x)"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "per_core": round(self.per_core, 3),
+            "steal": round(self.steal, 4),
+            "yardstick_ratio": round(self.yardstick_ratio, 3),
+            "busy": self.busy,
+            "detail": self.describe(),
+        }
+
+
+def sample(yardstick_ratio: float = 1.0, *, steal_interval_s: float = STEAL_INTERVAL_S) -> HostLoad:
+    """The host now (blocks `steal_interval_s` seconds to watch steal; 0: no steal)."""
+    before = _cpu_times()
+    if steal_interval_s > 0:
+        time.sleep(steal_interval_s)
+    return HostLoad(_per_core(), _steal(before, _cpu_times()), yardstick_ratio)
+
+
+def _cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _per_core() -> float:
+    """Runnable threads per usable core (see the module docstring)."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        load = 0.0
+    running = _proc_stat_field("procs_running")
+    now = max(0, running - 1) if running is not None else 0
+    return max(load, now) / _cores()
+
+
+def _proc_stat_field(name: str) -> int | None:
+    try:
+        for line in _PROC_STAT.read_text().splitlines():
+            if line.startswith(name + " "):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _cpu_times() -> list[int]:
+    """The aggregate `cpu` line of /proc/stat (user nice system idle iowait irq softirq steal
+    ...), in clock ticks; [] where there is none."""
+    try:
+        first = _PROC_STAT.read_text().splitlines()[0].split()
+        return [int(x) for x in first[1:]] if first and first[0] == "cpu" else []
+    except (OSError, ValueError, IndexError):
+        return []
+
+
+def _steal(before: list[int], after: list[int]) -> float:
+    """The share of CPU time stolen between two `_cpu_times` readings (0.0 when unknown)."""
+    if len(before) < 8 or len(after) < 8:
+        return 0.0
+    total = sum(after[:8]) - sum(before[:8])
+    return max(0.0, (after[7] - before[7]) / total) if total > 0 else 0.0
