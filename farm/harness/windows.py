@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 import torch
 
-from farm.harness import replies
+from farm.harness import host_load, replies
 from farm.harness.budget import LimitPolicy
 from farm.harness.channel import WorkerProcess
 from farm.harness.feed import Payload
@@ -212,8 +212,9 @@ class WindowDriver:
         """LATE_PICKS when a pick reply took longer than handing over kept outputs can
         (`picks_bound_ms` of the bytes its frame carried when the supervisor asked for them
         through the pipe; none when it asked for them on the device, where the reply carries only
-        their handles). Simulated devices are exempt: their times
-        are the simulator's, not the wall clock's (the supervisor's knowledge, not a label)."""
+        their handles); HOST_BUSY (INCONCLUSIVE) instead when the host was contended
+        (farm.harness.host_load). Simulated devices are exempt: their times are the simulator's,
+        not the wall clock's (the supervisor's knowledge, not a label)."""
         nbytes = sum(t.nbytes for t in tensors)
         bound = picks_bound_ms(nbytes)
         if self.simulated or turnaround_ms <= bound:
@@ -221,8 +222,13 @@ class WindowDriver:
         detail = (
             f"the outputs of the re-checked calls came {turnaround_ms:.1f} ms after they were "
             f"asked for; handing over {nbytes} bytes of outputs kept when each call ended takes "
-            f"at most {bound:.1f} ms: the calls were computed only when asked for"
+            f"at most {bound:.1f} ms"
         )
+        host = host_load.sample()  # a late reply on a contended host says nothing of the kernel
+        if host.busy:
+            detail = f"the host was busy ({host.describe()}) when {detail}: measure again"
+            return replies.Failure("HOST_BUSY", WorkloadStatus.INCONCLUSIVE, detail)
+        detail += ": the calls were computed only when asked for"
         return replies.Failure("LATE_PICKS", WorkloadStatus.REJECTED, detail)
 
     def _draw(self, run: TimedRun) -> bool:

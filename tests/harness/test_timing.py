@@ -282,11 +282,21 @@ def test_gpu_placed_inputs_look_as_made_and_move_every_call():
     assert len(unplaced.times_ms) == 2 and seen[-1] == made[0].data_ptr()
 
 
-def test_a_pick_reply_is_bounded_by_handing_over_kept_outputs():
+def _host(monkeypatch, per_core):
+    from farm.harness import host_load
+
+    load = host_load.HostLoad(per_core, 0.0)
+    monkeypatch.setattr(host_load, "sample", lambda *a, **k: load)
+
+
+def test_a_pick_reply_is_bounded_by_handing_over_kept_outputs(monkeypatch):
     """Kept outputs are only serialised: fixed cost + bytes at the minimum rate; a reply later
-    than that (a pick computed when asked for) fails as LATE_PICKS, REJECTED; simulated devices,
-    whose times are the simulator's, are exempt (the supervisor's knowledge of its device)."""
+    than that (a pick computed when asked for) fails as LATE_PICKS, REJECTED, on a quiet host,
+    and is INCONCLUSIVE on a busy one; simulated devices, whose times are the simulator's, are
+    exempt (the supervisor's knowledge of its device)."""
     from farm.harness.windows import PICKS_FIXED_MS, picks_bound_ms
+
+    _host(monkeypatch, 0.2)
 
     outputs = [torch.zeros(1 << 20)]  # 4 MiB: 42 ms at the minimum rate
     bound = picks_bound_ms(4 << 20)
@@ -296,6 +306,10 @@ def test_a_pick_reply_is_bounded_by_handing_over_kept_outputs():
     late = _pick_driver(None)._late(bound + 1, outputs)
     assert late is not None and late.code == "LATE_PICKS" and late.status.value == "REJECTED"
     assert _pick_driver(None, simulated=True)._late(10 * bound, outputs) is None
+    _host(monkeypatch, 7.0)
+    busy = _pick_driver(None)._late(bound + 1, outputs)
+    assert busy is not None and busy.code == "HOST_BUSY" and busy.status.value == "INCONCLUSIVE"
+    assert "7.00 runnable threads per core" in busy.detail
 
 
 class _PickWorker:
@@ -366,9 +380,10 @@ def test_a_failed_device_hand_off_asks_for_the_same_calls_through_the_pipe():
     assert run.failure is None and len(run.picks_ms) == 1
 
 
-def test_the_late_pick_bound_follows_the_transport_the_supervisor_asked_for():
+def test_the_late_pick_bound_follows_the_transport_the_supervisor_asked_for(monkeypatch):
     """16 MiB through the pipe may take 100 ms + 168 ms; asked for on the device, a reply that
     comes through the pipe anyway gets no transfer allowance: 150 ms is late there."""
+    _host(monkeypatch, 0.2)
     outputs = [torch.zeros(4 << 20)]  # 16 MiB
     piped = _picked(_pick_driver(_PickWorker(outputs, delay_s=0.15), None))
     assert piped.failure is None
