@@ -1,0 +1,145 @@
+"""Honest kernels under host load: verdicts while the CPU is contended, and cheats on a quiet host.
+
+Runs every honest file of tests/solutions/correct/ through the whole farm (benchmark mode, its
+problem's small workloads) on one device while `--load` processes spin on the CPU, then, with
+`--cheats`, the catalogue's timing cheats on the quiet host. Prints one row per file (verdict,
+the codes of its reasons, the host as the supervisor saw it when a wall-clock rule fired) and a
+count of verdicts. An honest kernel must come out PASSED or INCONCLUSIVE (the host disturbed the
+measurement), never REJECTED; a cheat must not PASS.
+
+The load is bounded: each spinner stops itself at a deadline (`--max-s`), and the bench stops
+the ones it started (by their process objects) when the honest pass ends, whatever happens.
+
+    PYTHONPATH=. python3 bench/load_honesty.py --device cpu --load 12 [--cheats] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.harness.conftest import header  # noqa: E402  (the files' `# key: value` headers)
+
+# the catalogue's cheats on timing (tests/hacks/): they must stay caught on a quiet host
+TIMING_CHEATS = (
+    "forge_channel_picks_on_demand.py",
+    "forge_window_reply_fd.py",
+    "batched_fixup_every_8th.py",
+    "batch_and_skip.py",
+    "background_thread.py",
+    "patch_perf_counter.py",
+    "warmup_detection.py",
+)
+
+
+def _spin(deadline: float) -> None:
+    """Burn one CPU until `deadline` (time.time()), then return."""
+    x = 0
+    while time.time() < deadline:
+        x = (x * 31 + 7) % 1000003
+
+
+@contextmanager
+def cpu_load(processes: int, max_s: float) -> Iterator[None]:
+    """`processes` spinners for at most `max_s` seconds; stopped when the block ends."""
+    deadline = time.time() + max_s
+    spinners = [mp.Process(target=_spin, args=(deadline,), daemon=True) for _ in range(processes)]
+    for p in spinners:
+        p.start()
+    try:
+        yield
+    finally:
+        for p in spinners:
+            p.terminate()
+        for p in spinners:
+            p.join(timeout=5)
+
+
+def evaluate_one(path: Path, device: str, baselines: bool) -> dict[str, Any]:
+    """One file through the farm: its verdict, reason codes and what the host looked like."""
+    from farm.harness.supervisor import evaluate
+    from farm.suite.loader import load_suite
+
+    problem = load_suite("core-v1").problem(header(path)["problem"])
+    small = [w.id for w in problem.workloads if w.small]
+    started = time.time()
+    doc = evaluate(
+        path,
+        problem=problem.name,
+        device=device,
+        mode="benchmark",
+        workloads=small,
+        baselines=baselines,
+        compile_baseline=False,
+    )
+    hosts = [w["host"]["detail"] for w in doc["workloads"] if w.get("host")]
+    return {
+        "file": path.name,
+        "expect": header(path).get("expect", "PASSED"),
+        "verdict": doc["verdict"],
+        "codes": sorted({r["code"] for r in doc["reasons"]}),
+        "host": hosts[0] if hosts else "",
+        "seconds": round(time.time() - started, 1),
+    }
+
+
+def run(paths: list[Path], device: str, baselines: bool) -> list[dict[str, Any]]:
+    rows = []
+    for path in paths:
+        try:
+            row = evaluate_one(path, device, baselines)
+        except Exception as exc:  # a farm failure is a row, not the end of the table
+            row = {"file": path.name, "verdict": f"ERROR {exc}"[:80], "codes": [], "host": ""}
+        rows.append(row)
+        print(
+            f"{row['file'][:40]:40s} {row['verdict']:13s} {','.join(row['codes'])[:60]:60s} "
+            f"{row.get('seconds', '')}",
+            flush=True,
+        )
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--load", type=int, default=12, help="spinning processes (0: no load)")
+    ap.add_argument("--max-s", type=float, default=1800.0, help="the load's bound, seconds")
+    ap.add_argument("--match", default="", help="only honest files whose name holds this")
+    ap.add_argument("--baselines", action="store_true", help="time eager baselines too")
+    ap.add_argument("--cheats", action="store_true", help="then the timing cheats, no load")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    honest = [
+        p for p in sorted((ROOT / "tests/solutions/correct").glob("*.py")) if args.match in p.name
+    ]
+    print(f"# {len(honest)} honest files on {args.device} under {args.load} spinning processes")
+    with cpu_load(args.load, args.max_s):
+        rows = run(honest, args.device, args.baselines)
+    counts = Counter(r["verdict"] for r in rows)
+    print("# honest under load:", dict(counts))
+    cheats: list[dict[str, Any]] = []
+    if args.cheats:
+        print("# timing cheats on the quiet host")
+        cheats = run([ROOT / "tests/hacks" / n for n in TIMING_CHEATS], args.device, False)
+        print("# cheats:", dict(Counter(r["verdict"] for r in cheats)))
+    if args.json:
+        out = {"load": args.load, "device": args.device, "honest": rows, "cheats": cheats}
+        Path(args.json).write_text(json.dumps(out, indent=1))
+    rejected = counts.get("REJECTED", 0)
+    passed_cheats = sum(r["verdict"] == "PASSED" for r in cheats)
+    return 1 if rejected or passed_cheats else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
