@@ -82,7 +82,8 @@ def main() -> int:
         for name, tree in trees:  # interleaved: the trees see the same GPU state
             for path, problem in KERNELS:
                 rows.append({"tree": name, "kernel": path, **evaluate(tree, path, problem)})
-    (args.out / "feed_gpu.json").write_text(json.dumps(rows, indent=1))
+                print(json.dumps(rows[-1]), flush=True)  # a cut-short run keeps what ran
+                (args.out / "feed_gpu.json").write_text(json.dumps(rows, indent=1))
     print("| tree | kernel | verdicts | transport | scored ms per round | spread % | wall s |")
     print("|---|---|---|---|---|---|---|")
     for name, _ in trees:
