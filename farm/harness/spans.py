@@ -12,22 +12,23 @@ a launch the harness made. So:
   cuLaunchKernelEx, hipModuleLaunchKernel, ...) carrying the correlation id of the device
   activity it started (`Launch`, `Activity`);
 - each mark is matched to the launch event inside its bracket (`_own_launches`; the two clocks'
-  offset is estimated from the marks themselves, since the profiler's clock is its own), and its
+  offset is found from the marks themselves, `_offset`: the profiler's clock is its own), and its
   marker is the device activity with that launch's correlation id. The name is only checked on
   what was matched (a match whose kernel is not the marker means the clocks did not line up).
 
-Outcomes of `_spans`: one span per call (ms); an empty list when the trace cannot say (the
-profiler recorded no launches, or not one mark matched: a profiler or clock set-up that does not
-give what is needed, not the submission's doing; the timer then falls back to events, as
-before); or a failure (`forged`: status REJECTED, code FORGED_MARKER) when a marker-named kernel was
-not launched by the harness, or only some of the harness's marks are in the trace.
+Outcomes of `_spans`: with every mark matched, one span per call (ms), or a failure (`forged`:
+status REJECTED, code FORGED_MARKER) when a kernel named like a marker was not launched by the
+harness. Where the launch records do not cover every mark (a profiler that misses launches, or
+clocks that do not line up: not the submission's doing), nothing is accused: the markers are read
+by name only where flush and end alternate as the harness launches them (`_by_name`), else the
+result is an empty list and the timer falls back to the events on its own stream, which a
+kernel's name cannot move.
 """
 
 from __future__ import annotations
 
 import bisect
 import math
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,15 +36,15 @@ from typing import Any
 FLUSH_KERNEL = "farm_l2_flush"
 END_KERNEL = "farm_call_end"
 # How far (ns) a mark's launch record may lie outside the mark's bracket once the clocks'
-# offset is taken out: the offset is the median over the window's marks, so what remains is the
+# offset is taken out (`_offset`): what remains is the clocks' drift over a window and the
 # conversion's jitter (microseconds); the nearest record wins, so a wide tolerance does not let
 # a later launch of the submission's take a mark's place.
 MATCH_TOLERANCE_NS = 200_000
-# The clocks' offset is searched among this many of the window's first launch records, scored
-# on this many of its first marks (a window holds hundreds: scoring all would cost more than the
-# window's other reading).
-OFFSET_CANDIDATES = 256
-OFFSET_PROBES = 32
+# The clocks' offset is found from this many of the window's first launch records and this many
+# of its first marks (a window holds hundreds of marks: using all would cost more than the rest
+# of the window's reading).
+OFFSET_CANDIDATES = 1024
+OFFSET_PROBES = 16
 
 
 def forged(detail: str) -> Exception:
@@ -216,28 +217,34 @@ def _by_name(activities: Sequence[Activity]) -> dict[int, str] | None:
 
 
 def _offset(starts: list[int], marks: Sequence[Mark]) -> int:
-    """The profiler's clock minus the harness's (ns). Coarse: of the offsets that put one of the
-    first OFFSET_CANDIDATES launch records at the first mark's bracket (the window's first
-    flush is among its first launches: only the harness's input copies come before it), the
-    one under which most of the first OFFSET_PROBES marks hold a launch record. Then fine: the
-    median over all marks of the distance from a mark's bracket middle to the nearest record
-    (each mark's own launch lies inside its bracket; the submission's launches come after the
-    harness's code returns)."""
-    first = marks[0]
-    coarse = max(
-        (s - first.before_ns for s in starts[:OFFSET_CANDIDATES]),
-        key=lambda d: sum(
-            _nearest(starts, m.before_ns + d, m.after_ns + d, 0) is not None
-            for m in marks[:OFFSET_PROBES]
-        ),
+    """The profiler's clock minus the harness's (ns): the middle of the range of offsets under
+    which the most of the window's first OFFSET_PROBES marks hold one of its first
+    OFFSET_CANDIDATES launch records inside their brackets (each mark's own launch lies inside
+    its bracket; the window's first calls' launches are among its first records). A sweep over
+    the offsets at which a record enters or leaves a bracket; the harness's other launches (its
+    input copies before each flush) repeat before flushes only, so no other offset holds both
+    kinds of marks."""
+    probes = marks[:OFFSET_PROBES]
+    edges = sorted(
+        (s - m.after_ns + side * (m.after_ns - m.before_ns), side, j)
+        for j, m in enumerate(probes)
+        for s in starts[:OFFSET_CANDIDATES]
+        for side in (0, 1)  # 0: the record enters mark j's bracket, 1: it leaves it
     )
-    gaps = []
-    for mark in marks:
-        middle = (mark.before_ns + mark.after_ns) // 2 + coarse
-        j = bisect.bisect_left(starts, middle)
-        near = [starts[k] for k in (j - 1, j) if 0 <= k < len(starts)]
-        gaps.append(min(near, key=lambda s: abs(s - middle)) - middle)
-    return coarse + int(statistics.median(gaps))
+    inside = [0] * len(probes)
+    held, best, lo, hi = 0, -1, 0, 0
+    for offset, side, j in edges:
+        if side == 0:
+            inside[j] += 1
+            held += inside[j] == 1
+            if held > best:
+                best, lo, hi = held, offset, offset
+            continue
+        if inside[j] == 1 and held == best and hi == lo:
+            hi = offset  # the best range ends where its first mark loses its record
+        held -= inside[j] == 1
+        inside[j] -= 1
+    return (lo + hi) // 2
 
 
 def _nearest(
