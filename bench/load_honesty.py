@@ -2,10 +2,11 @@
 
 Runs every honest file of tests/solutions/correct/ through the whole farm (benchmark mode, its
 problem's small workloads) on one device while `--load` processes spin on the CPU, then, with
-`--cheats`, the catalogue's timing cheats on the quiet host. Prints one row per file (verdict,
-the codes of its reasons, the host as the supervisor saw it when a wall-clock rule fired) and a
-count of verdicts. An honest kernel must come out PASSED or INCONCLUSIVE (the host disturbed the
-measurement), never REJECTED; a cheat must not PASS.
+`--cheats`, the catalogue's timing cheats (those with a `# runtime:` verdict) on the quiet host
+with the static guard's findings dropped: the runtime layers alone, as
+bench/trust_catalogue.py --runtime-only runs them. Prints one row per file (verdict, the codes of
+its reasons, the expected verdict) and a count of verdicts. An honest kernel must come out PASSED
+or INCONCLUSIVE (the host disturbed the measurement), never REJECTED; a cheat must not PASS.
 
 The load is bounded: each spinner stops itself at a deadline (`--max-s`), and the bench stops
 the ones it started (by their process objects) when the honest pass ends, whatever happens.
@@ -31,15 +32,14 @@ sys.path.insert(0, str(ROOT))
 
 from tests.harness.conftest import header  # noqa: E402  (the files' `# key: value` headers)
 
-# the catalogue's cheats on timing (tests/hacks/): they must stay caught on a quiet host
+# the catalogue's timing cheats with a runtime verdict (tests/hacks/): caught on a quiet host
 TIMING_CHEATS = (
+    "batched_fixup_every_8th.py",
+    "deferred_del_on_inputs.py",
     "forge_channel_picks_on_demand.py",
     "forge_window_reply_fd.py",
-    "batched_fixup_every_8th.py",
-    "batch_and_skip.py",
-    "background_thread.py",
-    "patch_perf_counter.py",
-    "warmup_detection.py",
+    "mode_fills_at_serialise.py",
+    "read_recheck_picks.py",
 )
 
 
@@ -86,7 +86,7 @@ def evaluate_one(path: Path, device: str, baselines: bool) -> dict[str, Any]:
     hosts = [w["host"]["detail"] for w in doc["workloads"] if w.get("host")]
     return {
         "file": path.name,
-        "expect": header(path).get("expect", "PASSED"),
+        "expect": header(path).get("runtime", header(path).get("expect", "PASSED")),
         "verdict": doc["verdict"],
         "codes": sorted({r["code"] for r in doc["reasons"]}),
         "host": hosts[0] if hosts else "",
@@ -103,8 +103,8 @@ def run(paths: list[Path], device: str, baselines: bool) -> list[dict[str, Any]]
             row = {"file": path.name, "verdict": f"ERROR {exc}"[:80], "codes": [], "host": ""}
         rows.append(row)
         print(
-            f"{row['file'][:40]:40s} {row['verdict']:13s} {','.join(row['codes'])[:60]:60s} "
-            f"{row.get('seconds', '')}",
+            f"{row['file'][:40]:40s} {row['verdict']:13s} {','.join(row['codes'])[:50]:50s} "
+            f"(expect {row.get('expect', '?')}) {row.get('seconds', '')}",
             flush=True,
         )
     return rows
@@ -130,7 +130,11 @@ def main() -> int:
     print("# honest under load:", dict(counts))
     cheats: list[dict[str, Any]] = []
     if args.cheats:
-        print("# timing cheats on the quiet host")
+        from farm.harness import report
+
+        # the runtime layers alone, as bench/trust_catalogue.py --runtime-only runs them
+        report.static_findings = lambda source, filename: []  # type: ignore[assignment]
+        print("# timing cheats on the quiet host, static guard findings dropped")
         cheats = run([ROOT / "tests/hacks" / n for n in TIMING_CHEATS], args.device, False)
         print("# cheats:", dict(Counter(r["verdict"] for r in cheats)))
     if args.json:
