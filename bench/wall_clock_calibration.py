@@ -1,6 +1,6 @@
 """The wall-clock rule's yardstick against honest kernels: for each workload, the timing loop's
 cost per call that the trusted side measures itself (a call that does nothing, in the supervisor's
-process: farm.harness.reference.timing_overhead_ms) beside what an honest candidate's request
+process: farm.harness.reference.loop_yardstick) beside what an honest candidate's request
 actually cost per call beyond its reported device time, seen from outside its process (over the
 timing windows the supervisor timed).
 
@@ -26,7 +26,7 @@ from tests.harness.conftest import header  # noqa: E402  (the files' `# key: val
 
 
 def rows_for(path: Path, device: str) -> list[dict]:
-    from farm.harness.report import _overhead_per_call
+    from farm.harness.report import window_yardstick
     from farm.harness.supervisor import evaluate
     from farm.suite.loader import load_suite
 
@@ -48,7 +48,7 @@ def rows_for(path: Path, device: str) -> list[dict]:
         if not timing.get("count"):
             rows.append({"file": path.name, "workload": entry["id"], "verdict": doc["verdict"]})
             continue
-        per_call = _overhead_per_call(timing["windows"])
+        per_call, floor = window_yardstick(timing["windows"])
         calibration = timing.get("harness_overhead_ms")
         rows.append(
             {
@@ -59,6 +59,8 @@ def rows_for(path: Path, device: str) -> list[dict]:
                 "median_ms": timing["median_ms"],
                 "candidate_overhead_ms": round(per_call, 4),
                 "calibration_ms": None if calibration is None else round(calibration, 4),
+                "candidate_floor_ms": round(floor, 3),
+                "calibration_floor_ms": timing.get("harness_floor_ms"),
                 "ratio": round(per_call / calibration, 3) if calibration else None,
                 "mismatch": entry["id"] in found,
             }
