@@ -232,9 +232,9 @@ class Session:
         inputs = self._inputs(request)[0]
         try:
             trace, _ = record_call(self._guarded_call, inputs)
-        except TraceError as exc:
+        except TraceError as exc:  # status: UNSUPPORTED for what npu-sim does not simulate
             raise SubmissionFailure(
-                "RUNTIME_ERROR", f"npu-sim could not record the call: {exc}"
+                exc.status, f"npu-sim could not record the call: {exc}"
             ) from None
         return {"ok": True, "trace": trace.to_json(), "findings": self.guard.check()}, []
 
