@@ -1,75 +1,63 @@
 """Trusted simulated time on npu-sim: the supervisor's side of a simulated evaluation.
 
-The worker (untrusted) records the call as a trace (farm.hardware.npu_sim.record) and sends
-it back. The supervisor then starts `python -m farm.harness.simreplay`, a fresh process that
-never imports the submission: it makes the inputs from the trusted seed, runs the problem's
-reference under the counting dispatch mode (the eager baseline's simulated time and the
-expected outputs), replays the trace with kernels recompiled from their checked source
-(farm.hardware.npu_sim.replay), compares the replay's own outputs with the reference's (every
-element, or the elements the sampled programs produced), and answers with both costs.
-Nothing the worker returns besides the trace is used for timing, so patching the simulator in
-the worker changes nothing (docs/npu-sim.md, "Trust model").
+What runs where (docs/npu-sim.md, "Trust model"):
+- the worker (sandboxed, untrusted) records one call of the submission as a trace
+  (farm.hardware.npu_sim.record);
+- this process (trusted) makes the inputs, runs the problem's reference under the counting
+  dispatch mode (the expected outputs and the eager baseline's simulated time), and checks the
+  trace: it parses, its PyTorch ops are ones npu-sim replays, its kernels are Triton language
+  (farm.hardware.npu_sim.tritonsrc, objects resolved, not names spelled);
+- a fresh replay process, started through the same sandbox runner as the worker
+  (farm.hardware.npu_sim.sandboxed), gets the trace and the inputs as data, recompiles the
+  kernels from their source, replays and costs the trace, and answers with its outputs, which
+  elements it produced and its cost report. It never holds the seed, the expected outputs or
+  the verdict;
+- this process compares those outputs with the reference (every produced element) and
+  decides every status.
+`python -m farm.harness.simreplay` is the replay's entry point in its sandbox.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
-import os
-import subprocess
 import sys
 import time
-import traceback
-from pathlib import Path
 from typing import Any
 
 import torch
 
-REPLAY_SECONDS_ENV = "FARM_NPU_SIM_REPLAY_S"
 METHOD = "npu-sim-replay"
 
 
-# -- the trusted process --------------------------------------------------------------------
+# -- the trusted sequence -------------------------------------------------------------------
 
 
-def serve(request: dict[str, Any]) -> dict[str, Any]:
-    """Answer one replay request (runs in the trusted process)."""
-    os.environ["TRITON_INTERPRET"] = "1"
-    from farm.hardware.npu_sim.limits import SimLimitExceeded
-    from farm.hardware.npu_sim.trace import Trace, TraceError
-    from farm.hardware.npu_sim.tritonsrc import KernelRejected
-    from farm.harness import runtime
-    from farm.suite.loader import load_suite
+def judge(
+    problem: Any, module: Any, inputs: list[Any], trace_json: Any, *, runner: Any
+) -> dict[str, Any]:
+    """Cost the reference on `inputs`, check and replay `trace_json` in a sandbox of `runner`,
+    compare. The answer: {"ok", "reference", "candidate"} or a failure {"ok": False, "status",
+    "code", "detail", ...}. Raises SandboxUnavailable when the runner cannot start here."""
+    from farm.hardware.npu_sim.sandboxed import ReplayBudget, run_sandboxed
 
-    problem = load_suite(request["suite_root"]).problem(request["problem"])
-    module = runtime.load_file_module(problem.reference_path, "farm_replay_reference")
-    make = runtime.input_maker(module, request, torch.device("cpu"))
-    inputs = make(0)
     expected, reference = reference_cost(module, inputs)
-    answer: dict[str, Any] = {"ok": True, "reference": reference}
-    if request.get("trace") is None:
-        return answer
-    from farm.hardware.npu_sim.replay import UncountedData, replay
-
-    try:
-        trace = Trace.from_json(request["trace"])
-        result = replay(trace, inputs, seed=sample_seed(request["trace"]))
-    except KernelRejected as exc:
-        return _failure("REJECTED", "NPU_SIM_KERNEL_REJECTED", str(exc))
-    except UncountedData as exc:
-        return _failure("REJECTED", "NPU_SIM_UNCOUNTED_OUTPUT", str(exc))
-    except TraceError as exc:
-        return _failure(
-            "RUNTIME_ERROR", "NPU_SIM_TRACE", f"the recorded call does not replay: {exc}"
-        )
-    except SimLimitExceeded as exc:
-        return _failure("RUNTIME_ERROR", "NPU_SIM_LIMIT", str(exc))
-    errors, check = _check(problem, result, expected)
+    trace, failure = checked_trace(trace_json)
+    if trace is None:
+        return {**failure, "reference": reference}
+    budget = ReplayBudget.of(trace)
+    seed = sample_seed(trace_json)
+    reply = run_sandboxed(trace, inputs, seed=seed, runner=runner, budget=budget)
+    if not reply.ok:
+        return {**_failure(reply.status, reply.code, reply.detail), "reference": reference}
+    errors, check = _check(problem, reply, expected)
     candidate = {
-        **result.report.to_dict(),
-        "sampled": result.sampled,
-        "sim_wall_s": round(result.sim_wall_s, 3),
-        "check_wall_s": round(result.value_wall_s, 3),
+        **reply.report,
+        "sampled": reply.sampled,
+        "sim_wall_s": reply.sim_wall_s,
+        "check_wall_s": reply.check_wall_s,
+        "replay_limit": {"programs": budget.programs, "wall_s": round(budget.seconds, 1)},
         "check": check,
     }
     if errors:
@@ -78,8 +66,34 @@ def serve(request: dict[str, Any]) -> dict[str, Any]:
             **_failure(first.get("status", "INCORRECT"), first["code"], first["detail"]),
             "errors": errors,
             "candidate": candidate,
+            "reference": reference,
         }
-    return {**answer, "candidate": candidate}
+    return {"ok": True, "reference": reference, "candidate": candidate}
+
+
+def checked_trace(trace_json: Any) -> tuple[Any, dict[str, Any]]:
+    """(the parsed trace, {}) when it may be replayed, else (None, the failure): it parses,
+    its kernels are Triton language only, its PyTorch ops are ones npu-sim replays."""
+    from farm.hardware.npu_sim.replay import _op
+    from farm.hardware.npu_sim.trace import TorchOp, Trace, TraceError
+    from farm.hardware.npu_sim.tritonsrc import KernelRejected, check_source
+
+    try:
+        trace = Trace.from_json(trace_json)
+        for kernel in trace.kernels.values():
+            check_source(kernel)
+        for step in trace.steps:
+            if isinstance(step, TorchOp):
+                _op(step.op)
+    except KernelRejected as exc:
+        return None, _failure("REJECTED", "NPU_SIM_KERNEL_REJECTED", str(exc))
+    except TraceError as exc:
+        if exc.status == "UNSUPPORTED":
+            return None, _failure("UNSUPPORTED", "NPU_SIM_UNSUPPORTED", str(exc))
+        return None, _failure(
+            "RUNTIME_ERROR", "NPU_SIM_TRACE", f"the recorded call does not replay: {exc}"
+        )
+    return trace, {}
 
 
 def sample_seed(trace: dict[str, Any]) -> int:
@@ -96,55 +110,52 @@ def _failure(status: str, code: str, detail: str) -> dict[str, Any]:
     return {"ok": False, "status": status, "code": code, "detail": detail}
 
 
-def reference_cost(module: Any, inputs: list[torch.Tensor]) -> tuple[list[torch.Tensor], dict]:
-    """The reference's outputs and its simulated cost (the eager baseline), counted here.
-    With meta-device inputs only the cost is computed (FLOPs and bytes depend on shapes)."""
+def reference_cost(module: Any, inputs: list[Any]) -> tuple[list[torch.Tensor], dict]:
+    """The reference's outputs and its simulated cost (the eager baseline), counted in this
+    process by the counting dispatch mode (no Triton involved)."""
+    from farm.hardware.npu_sim.costmodel import CostParams
     from farm.hardware.npu_sim.ledger import Ledger
-    from farm.hardware.npu_sim.replay import _install, replay_limits
+    from farm.hardware.npu_sim.replay import replay_limits
     from farm.hardware.npu_sim.report import build_report
+    from farm.hardware.npu_sim.spec import NPU_SIM_V1
+    from farm.hardware.npu_sim.torch_mode import make_mode_class
     from farm.harness import runtime
 
-    state = _install()
-    assert state.params is not None
+    params = CostParams.from_spec(NPU_SIM_V1)
     led = Ledger(replay_limits(), 0)
-    state.ledger = led
-    try:
-        with state.mode_cls():
-            out = runtime.as_output_list(module.reference(*[t.clone() for t in inputs]))
-    finally:
-        state.ledger = None
-    return [o.detach() for o in out], build_report(led.launches, state.params, None, []).to_dict()
+    mode_cls = make_mode_class(lambda: led, params)
+    args = [t.clone() if isinstance(t, torch.Tensor) else t for t in inputs]
+    with mode_cls():
+        out = runtime.as_output_list(module.reference(*args))
+    return [o.detach() for o in out], build_report(led.launches, params, None, []).to_dict()
 
 
 def _check(
-    problem: Any, result: Any, expected: list[torch.Tensor]
+    problem: Any, reply: Any, expected: list[torch.Tensor]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Compare the replay's outputs with the reference (all elements, or the known sample)."""
-    import dataclasses
-
+    """Compare the replay's outputs with the reference: every element it produced."""
     from farm.harness import correctness
     from farm.result import reason
 
     writable = set(problem.extra.get("writable_inputs", ()))
-    touched = [i for i in result.inputs_written if i not in writable]
+    touched = [i for i in reply.inputs_written if i not in writable]
     if touched:
         names = ", ".join(problem.inputs[i].name for i in touched if i < len(problem.inputs))
         return [reason("INPUT_MODIFIED", f"the kernel modified its input(s) {names}")], {}
-    if result.outputs_short:
+    if reply.outputs_short:
         detail = (
-            f"output(s) {result.outputs_short} were not written in full by the recorded "
+            f"output(s) {reply.outputs_short} were not written in full by the recorded "
             "launches and PyTorch ops: npu-sim counts only work the trace holds"
         )
         return [{**reason("NPU_SIM_UNCOUNTED_OUTPUT", detail), "status": "REJECTED"}], {}
-    if all(k is None for k in result.known):
-        errors, stats = correctness.compare(
-            result.outputs, expected, problem, device=torch.device("cpu")
-        )
-        total = sum(o.numel() for o in result.outputs)
+    cpu = torch.device("cpu")
+    if all(k is None for k in reply.produced):
+        errors, stats = correctness.compare(reply.outputs, expected, problem, device=cpu)
+        total = sum(o.numel() for o in reply.outputs)
         return errors, {"elements": total, "of": total, "sampled": False, **stats}
-    flat = dataclasses.replace(problem, invariants=())
+    flat = dataclasses.replace(problem, invariants=())  # invariants need whole rows
     outs, refs, checked, total = [], [], 0, 0
-    for out, ref, known in zip(result.outputs, expected, result.known):
+    for out, ref, known in zip(reply.outputs, expected, reply.produced):
         total += out.numel()
         if out.shape != ref.shape or out.dtype != ref.dtype:
             outs.append(out)
@@ -154,55 +165,10 @@ def _check(
         outs.append(out.reshape(-1)[idx])
         refs.append(ref.reshape(-1)[idx])
         checked += idx.numel()
-    errors, stats = correctness.compare(outs, refs, flat, device=torch.device("cpu"))
-    return errors, {"elements": checked, "of": total, "sampled": True, **stats}
-
-
-def _serve_one(request: dict[str, Any]) -> dict[str, Any]:
-    try:
-        return serve(request)
-    except Exception:
-        return _failure("HARNESS_ERROR", "NPU_SIM_REPLAY", traceback.format_exc()[-3000:])
-
-
-def main() -> int:
-    """Read one request (or {"batch": [requests]}) from stdin, write the answer(s) to stdout."""
-    request = json.loads(sys.stdin.buffer.read())
-    if "batch" in request:
-        answer: Any = [_serve_one(r) for r in request["batch"]]
-    else:
-        answer = _serve_one(request)
-    sys.stdout.write(json.dumps(answer, allow_nan=True))
-    return 0
-
-
-def run_replay(request: dict[str, Any]) -> Any:
-    """Run one replay (or a {"batch": [...]} of them) in a fresh process; its JSON answer (a
-    HARNESS_ERROR one when the process failed)."""
-    limit = float(os.environ.get(REPLAY_SECONDS_ENV, "900"))
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    root = str(Path(__file__).resolve().parent.parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "farm.harness.simreplay"],
-            input=json.dumps(request, allow_nan=True).encode(),
-            capture_output=True,
-            timeout=limit,
-            env=env,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return _failure(
-            "TIMEOUT",
-            "NPU_SIM_REPLAY_TIMEOUT",
-            f"the replay ran past {limit:g} s (raise {REPLAY_SECONDS_ENV})",
-        )
-    try:
-        return json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        tail = proc.stderr.decode(errors="replace")[-2000:]
-        return _failure("HARNESS_ERROR", "NPU_SIM_REPLAY", f"the replay process failed: {tail}")
+    errors, stats = correctness.compare(outs, refs, flat, device=cpu)
+    check = {"elements": checked, "of": total, "sampled": True, **stats}
+    check["fraction"] = round(checked / total, 6) if total else 0.0
+    return errors, check
 
 
 # -- the supervisor's side ------------------------------------------------------------------
@@ -211,9 +177,10 @@ def run_replay(request: dict[str, Any]) -> Any:
 def workload_entry(ev: Any, worker: Any, w: Any) -> dict[str, Any]:
     """Check and time workload `w` of evaluation `ev` (farm.harness.supervisor.Evaluation) on
     npu-sim: small workloads are also checked in the worker (every output, three rounds); every
-    workload is recorded there and replayed here, which checks the replay's outputs and gives
-    the candidate's and the eager baseline's simulated times. Raises what worker requests
-    raise (WorkerDied, BadReply)."""
+    workload is recorded there and replayed in a sandbox of the evaluation's runner
+    (`ev.opts.sandbox`), which gives the outputs this process checks and the candidate's
+    simulated time; the eager baseline is costed here. Raises what worker requests raise
+    (WorkerDied, BadReply)."""
     from farm.harness import report
     from farm.result import Mode, WorkloadStatus
 
@@ -273,33 +240,34 @@ def _summary(sim: dict[str, Any]) -> dict[str, Any]:
 
 
 def _trace_and_replay(ev: Any, worker: Any, w: Any) -> dict[str, Any]:
-    """Ask the worker for the trace of one call, replay it in a fresh process."""
-    from farm.harness import replies, seeds
+    """Make the call's inputs, ask the worker for the trace of one call on them, judge it."""
+    from farm.harness import feed, reference, replies, seeds
+    from farm.sandbox import get_runner
 
     seed = seeds.derive(ev.base, ev.problem.name, w.id, "time")
-    fields, tensors = ev.call_request(w, seed)  # the call's inputs, made by the trusted side
+    inputs = ev._maker(w, seed)(0)  # the call's inputs, made by the trusted side
+    payload = feed.pack_pipe([inputs])
     header, _ = worker.request(
-        {"op": "trace", **fields}, timeout=ev.limit_policy.load_s, max_bytes=0, tensors=tensors
+        {"op": "trace", **ev._request(w), **payload.fields},
+        timeout=ev.limit_policy.load_s,
+        max_bytes=0,
+        tensors=payload.tensors,
     )
     ev.doc["guard"]["findings"] += [
         {**f, "workload": w.id} for f in replies.findings(header.get("findings"))
     ]
+    if header.get("ok") is False and header.get("status") == "UNSUPPORTED":
+        # the worker's word can only cost the submission its score, never win one
+        return _failure("UNSUPPORTED", "NPU_SIM_UNSUPPORTED", replies.text(header.get("detail")))
     failure = replies.failure(header)
     if failure is not None:
-        return {**_failure(failure.status.value, failure.code, failure.detail)}
-    trace = header.get("trace")
-    if not isinstance(trace, dict):
-        return _failure("RUNTIME_ERROR", "BAD_REPLY", "the worker's trace is not an object")
-    request = {
-        "suite_root": str(ev.problem.directory.resolve().parent),
-        "problem": ev.problem.name,
-        "axes": w.axes,
-        "dtype": w.dtype,
-        "seed_base": seed,
-        "trace": trace,
-    }
-    return run_replay(request)
+        return _failure(failure.status.value, failure.code, failure.detail)
+    runner = get_runner(ev.opts.sandbox, vendor=None)
+    module = reference.load_reference(ev.problem)
+    return judge(ev.problem, module, inputs, header.get("trace"), runner=runner)
 
 
 if __name__ == "__main__":
+    from farm.hardware.npu_sim.serve import main
+
     sys.exit(main())

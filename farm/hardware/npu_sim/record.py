@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from farm.hardware.npu_sim.trace import Recorder, Trace, TraceError
+from farm.hardware.npu_sim.trace import SUPPORTED, Recorder, Trace, TraceError, Unsupported
 
 # Ops that only describe memory (views, metadata) are not steps: tensors are recorded with their
 # storage, offset, shape and stride wherever they are used.
@@ -87,14 +87,26 @@ def record_call(
     Returns the trace and what the call returned. Raises TraceError when the call does
     something a trace cannot hold, and whatever the call raised otherwise.
     """
+    from triton.runtime import autotuner
     from triton.runtime import interpreter as interp
 
     rec = Recorder(inputs)
-    previous = interp.GridExecutor.__call__
+    previous = interp.GridExecutor.__call__, autotuner.Autotuner.run
     interp.GridExecutor.__call__ = _launch_recorder(rec)
+    autotuner.Autotuner.run = _autotuned
     try:
         with _record_mode(rec):
             outputs = call(list(inputs))
     finally:
-        interp.GridExecutor.__call__ = previous
+        interp.GridExecutor.__call__, autotuner.Autotuner.run = previous
     return rec.finish(outputs), outputs
+
+
+def _autotuned(self: Any, *args: Any, **kwargs: Any) -> None:
+    """An autotuned launch: its benchmark runs would be recorded as launches of every
+    configuration, and the interpreter cannot time them."""
+    name = getattr(getattr(self, "fn", None), "__name__", "a kernel")
+    raise Unsupported(
+        f"Triton kernel {name} is @triton.autotune'd; {SUPPORTED}. "
+        "Launch it with one fixed configuration for npu-sim"
+    )

@@ -1,4 +1,5 @@
-"""Replaying a trace and counting its cost (trusted side: no submission code in this process).
+"""Replaying a trace and counting its cost (runs in the replay's sandbox, never beside the
+submission's Python, never beside the expected outputs).
 
 `replay(trace, inputs, seed=...)` re-creates every buffer the trace names, runs each PyTorch op
 of the trace (from an allowlist) under the counting dispatch mode, and runs each Triton launch
@@ -6,9 +7,12 @@ with kernels compiled from the recorded source (tritonsrc) under the counting in
 
 Large launches are counted from a sample of their programs (farm.hardware.npu_sim.sampling).
 
-Outputs: an element is *known* when counted work that read only known data wrote it (inputs
-are known; zero-filled allocations and data from an unsampled program are not). The caller
-checks the known elements of the outputs against the reference.
+Outputs: an element is *produced* when a step that ran in full wrote it: a PyTorch op (not an
+allocation), or a program instance that ran every iteration of its loops. Data a program read
+does not matter: a store that read an uninitialised scratch buffer is produced, and compared.
+So that a later step never reads what skipped programs would have written, a sampled launch
+whose buffers a later step uses runs its other programs too, for values only (uncounted). The
+caller compares every produced element of the outputs with the reference.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from farm.hardware.npu_sim.ledger import Ledger
 from farm.hardware.npu_sim.limits import SimLimitExceeded, SimLimits
 from farm.hardware.npu_sim.report import SimReport, build_report
 from farm.hardware.npu_sim.trace import (
+    SUPPORTED,
     Constexpr,
     DType,
     Launch,
@@ -40,6 +45,7 @@ from farm.hardware.npu_sim.trace import (
     TorchOp,
     Trace,
     TraceError,
+    Unsupported,
 )
 
 MAX_GRID = 1 << 26  # programs per launch (sampled launches are not run program by program)
@@ -205,7 +211,7 @@ class ReplayLedger(Ledger):
     def __init__(self, limits: SimLimits, buffer_bytes: int) -> None:
         super().__init__(limits, buffer_bytes)
         self.known: dict[int, Any] = {}  # storage pointer -> True | False | bool array (bytes)
-        self.tainted = False
+        self.tainted = False  # the program now running skipped loop iterations
         self.stored: list[tuple[int, np.ndarray, int]] = []  # (ptr, offsets, esize)
         self.prog_writes: dict[int, int] = {}
         self.launch_writes: list[tuple[tuple[int, int], ...]] = []
@@ -251,18 +257,6 @@ class ReplayLedger(Ledger):
             sel = idx == i
             out.append((amap.keys[i], rel[sel] - int(amap._bases[i])))
         return out
-
-    def count_load(self, addrs: np.ndarray, esize: int) -> None:
-        super().count_load(addrs, esize)
-        if self.program is None or self.tainted:
-            return
-        for ptr, offs in self._where(addrs):
-            state = self.known.get(ptr, False)
-            if state is True:
-                continue
-            if state is False or not state[offs].all():
-                self.tainted = True
-                return
 
     def count_store(self, addrs: np.ndarray, esize: int) -> None:
         super().count_store(addrs, esize)
@@ -368,11 +362,12 @@ def replay(
     rng = random.Random(seed)
     started = time.perf_counter()
     sampled = False
+    used_later = buffers_used_later(trace)
     state.ledger = led
     try:
-        for step in trace.steps:
+        for i, step in enumerate(trace.steps):
             if isinstance(step, Launch):
-                sampled |= _launch(step, kernels, bufs, led, rng)
+                sampled |= _launch(step, kernels, bufs, led, rng, fill=used_later[i])
             else:
                 _torch_op(step, bufs, led, state.mode_cls)
     finally:
@@ -390,6 +385,35 @@ def replay(
     ]
     wall = time.perf_counter() - started - led.value_spent
     return ReplayResult(report, outputs, known, sampled, written, short, wall, led.value_spent)
+
+
+def buffers_used_later(trace: Trace) -> list[set[int]]:
+    """For each step, the buffers that later steps take as arguments."""
+    out: list[set[int]] = []
+    later: set[int] = set()
+    for step in reversed(trace.steps):
+        out.append(set(later))
+        later |= _buffers_of(step)
+    return out[::-1]
+
+
+def _buffers_of(step: Launch | TorchOp) -> set[int]:
+    values = [v for _, v in step.args] if isinstance(step, Launch) else [step.args, step.kwargs]
+    return {t.buffer for t in _leaves(values) if isinstance(t, TensorRef)}
+
+
+def fill_programs(trace: Trace) -> int:
+    """Programs the replay runs for values only: every program of each launch of more than
+    FULL_PROGRAMS whose buffers a later step uses (at most; a launch simulated in full runs
+    them once)."""
+    used_later = buffers_used_later(trace)
+    return sum(
+        math.prod(step.grid)
+        for i, step in enumerate(trace.steps)
+        if isinstance(step, Launch)
+        and math.prod(step.grid) > sampling.FULL_PROGRAMS
+        and _buffers_of(step) & used_later[i]
+    )
 
 
 def _bind_inputs(trace: Trace, inputs: Sequence[torch.Tensor], bufs: Buffers) -> None:
@@ -442,7 +466,10 @@ def _op(name: str) -> Any:
     if len(parts) not in (2, 3) or parts[0] != "aten" or parts[1] not in TORCH_OPS:
         base = parts[1] if len(parts) > 1 else name
         if not (base.endswith("_") and base[:-1] in TORCH_OPS):
-            raise TraceError(f"PyTorch op {name} is not one npu-sim replays")
+            raise Unsupported(
+                f"PyTorch op {name} is not one npu-sim replays; {SUPPORTED}: "
+                f"{', '.join(sorted(TORCH_OPS))}"
+            )
     packet = getattr(torch.ops.aten, parts[1])
     return getattr(packet, parts[2] if len(parts) == 3 else "default")
 
@@ -463,8 +490,7 @@ def _torch_op(step: TorchOp, bufs: Buffers, led: ReplayLedger, mode_cls: Any) ->
     op = _op(step.op)
     args = _value(step.args, bufs)
     kwargs = _value(step.kwargs, bufs)
-    inputs = [t for t in _leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
-    known = all(bufs.known(t) is True for t in inputs) and "empty" not in step.op
+    known = "empty" not in step.op  # it ran in full; an allocation produces nothing
     started = time.perf_counter()
     try:
         with mode_cls():
@@ -501,9 +527,17 @@ def _leaves(v: Any) -> list[Any]:
 
 
 def _launch(
-    step: Launch, kernels: dict[str, Any], bufs: Buffers, led: ReplayLedger, rng: random.Random
+    step: Launch,
+    kernels: dict[str, Any],
+    bufs: Buffers,
+    led: ReplayLedger,
+    rng: random.Random,
+    *,
+    fill: set[int],
 ) -> bool:
-    """Run (a sample of) one launch and record it; True when it was sampled."""
+    """Run (a sample of) one launch and record it; True when it was sampled. When a buffer of
+    the launch is in `fill` (a later step uses it), a sampled launch also runs every other
+    program, with every loop iteration, for values only."""
     jit = kernels.get(step.kernel)
     if jit is None:
         raise TraceError(f"launch of unknown kernel {step.kernel[:12]}")
@@ -524,6 +558,8 @@ def _launch(
             _run_all(grid, run_program)
             led.end_launch(jit.__name__, grid)
             return False
+        if _buffers_of(step) & fill:
+            _fill(grid, chosen, run_program, led)
     runs = sampling.expand(grid, table)
     led.seal(LaunchRecord(name=jit.__name__, kind="triton", grid=grid, programs=(), runs=runs))
     led.programs, led.program, led.amap = [], None, None
@@ -549,6 +585,25 @@ def _sample(
         return None
     led.written, led.program_iters = written, {}
     return sampling.sampled_records(chosen, run_program, led)
+
+
+def _fill(
+    grid: tuple[int, int, int],
+    chosen: dict[tuple, tuple[int, list[tuple]]],
+    run_program: Any,
+    led: ReplayLedger,
+) -> None:
+    """Run, uncounted, every program the sample left out and every sampled one whose loops
+    were sampled: the launch's stores are then all produced, for the steps that read them."""
+    ran = {pid for _, picks in chosen.values() for pid in picks}
+    started = time.perf_counter()
+    for x in range(grid[0]):
+        for y in range(grid[1]):
+            for z in range(grid[2]):
+                pid = (x, y, z)
+                if pid not in ran or pid in led.program_iters:
+                    run_program(pid, counted=False)
+    led.value_spent += time.perf_counter() - started
 
 
 def _run_all(grid: tuple[int, int, int], run_program: Any) -> None:

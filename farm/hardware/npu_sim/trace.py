@@ -27,7 +27,24 @@ TRACE_SCHEMA = "npu-sim.trace/1"
 
 
 class TraceError(Exception):
-    """The call cannot be recorded as a replayable trace (what and why is in the message)."""
+    """The call cannot be recorded as a replayable trace (what and why is in the message).
+    `status`: the workload status it gives."""
+
+    status = "RUNTIME_ERROR"
+
+
+class Unsupported(TraceError):
+    """The call uses what npu-sim does not simulate (a PyTorch op it does not replay,
+    @triton.autotune): a gap of the simulator, not a fault of the kernel."""
+
+    status = "UNSUPPORTED"
+
+
+# What npu-sim runs, for the messages of Unsupported.
+SUPPORTED = (
+    "npu-sim runs Triton kernels written in Triton language with fixed configurations "
+    "(no @triton.autotune) and the PyTorch ops listed in farm.hardware.npu_sim.replay.TORCH_OPS"
+)
 
 
 @dataclass(frozen=True)
@@ -60,17 +77,22 @@ class TensorRef:
 
 @dataclass(frozen=True)
 class Kernel:
-    """A @triton.jit function's source (decorator included) and the helpers it calls."""
+    """A @triton.jit function's source (decorator included), the helpers it calls and the
+    module-level `tl.constexpr` globals they name (values: numbers, booleans, None or
+    a DType "tl.<name>")."""
 
     name: str
     source: str
     helpers: tuple[tuple[str, str], ...] = ()  # (name, source) of called @triton.jit functions
+    constants: tuple[tuple[str, Any], ...] = ()  # (name, value) of module-level constexprs
 
     @property
     def digest(self) -> str:
         h = hashlib.sha256(self.source.encode())
         for name, src in self.helpers:
             h.update(b"\0" + name.encode() + b"\0" + src.encode())
+        for name, value in self.constants:
+            h.update(b"\1" + name.encode() + b"\0" + repr(_value_json(value)).encode())
         return h.hexdigest()
 
 
@@ -123,7 +145,12 @@ class Trace:
             "steps": steps,
             "outputs": [t.to_json() for t in self.outputs],
             "kernels": {
-                k: {"name": v.name, "source": v.source, "helpers": [list(h) for h in v.helpers]}
+                k: {
+                    "name": v.name,
+                    "source": v.source,
+                    "helpers": [list(h) for h in v.helpers],
+                    "constants": [[n, _value_json(c)] for n, c in v.constants],
+                }
                 for k, v in self.kernels.items()
             },
         }
@@ -139,6 +166,9 @@ class Trace:
                     name=str(v["name"]),
                     source=str(v["source"]),
                     helpers=tuple((str(n), str(s)) for n, s in v.get("helpers", [])),
+                    constants=tuple(
+                        (str(n), _constant(_value_parse(c))) for n, c in v.get("constants", [])
+                    ),
                 )
                 for k, v in d["kernels"].items()
             }
@@ -168,6 +198,12 @@ class Trace:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise TraceError(f"malformed trace: {type(exc).__name__}: {exc}") from None
+
+
+def _constant(v: Any) -> Any:
+    if v is None or isinstance(v, (bool, int, float, DType)):
+        return v
+    raise TraceError("a kernel's constants are numbers, booleans, None or tl dtypes")
 
 
 def _int(v: Any) -> int:
@@ -224,10 +260,57 @@ class DType:
 
 
 def kernel_of(fn: Any) -> Kernel:
-    """The source of a @triton.jit function and of the @triton.jit helpers it names."""
-    helpers: dict[str, str] = {}
-    _collect_helpers(fn, helpers, root=True)
-    return Kernel(fn.__name__, _source(fn), tuple(sorted(helpers.items())))
+    """The source of a @triton.jit function, of the @triton.jit helpers it names and the
+    module-level `tl.constexpr` globals they name."""
+    found = _helper_functions(fn)
+    helpers = {name: _source(inner) for name, inner in found.items()}
+    constants: dict[str, Any] = {}
+    for f in [fn, *found.values()]:
+        constants.update(_constants_of(f))
+    return Kernel(
+        fn.__name__,
+        _source(fn),
+        tuple(sorted(helpers.items())),
+        tuple(sorted(constants.items())),
+    )
+
+
+def _helper_functions(fn: Any) -> dict[str, Any]:
+    """The @triton.jit functions `fn` names, and those they name, by name."""
+    found: dict[str, Any] = {}
+
+    def walk(f: Any) -> None:
+        for name in f.__code__.co_names:
+            obj = f.__globals__.get(name)
+            inner = getattr(obj, "fn", None)
+            if inner is not None and name not in found and _is_jit(obj):
+                found[name] = inner
+                walk(inner)
+
+    walk(fn)
+    return found
+
+
+def _constants_of(fn: Any) -> dict[str, Any]:
+    """The module-level `tl.constexpr` globals `fn` names, as trace values."""
+    import triton.language as tl
+
+    out: dict[str, Any] = {}
+    for name in fn.__code__.co_names:
+        obj = fn.__globals__.get(name)
+        if not isinstance(obj, tl.constexpr):
+            continue
+        value = obj.value
+        if isinstance(value, tl.dtype):
+            out[name] = DType("tl." + value.name)
+        elif value is None or isinstance(value, (bool, int, float)):
+            out[name] = value
+        else:
+            raise TraceError(
+                f"the module-level constexpr {name} holds a {type(value).__name__}; "
+                "npu-sim replays numbers, booleans, None and tl dtypes"
+            )
+    return out
 
 
 def _source(fn: Any) -> str:
@@ -237,16 +320,6 @@ def _source(fn: Any) -> str:
         raise TraceError(
             f"the source of Triton kernel {fn.__name__} is not available: {exc}"
         ) from None
-
-
-def _collect_helpers(fn: Any, into: dict[str, str], *, root: bool = False) -> None:
-    for name in fn.__code__.co_names:
-        obj = fn.__globals__.get(name)
-        inner = getattr(obj, "fn", None)
-        if inner is None or not callable(inner) or name in into or not _is_jit(obj):
-            continue
-        into[name] = _source(inner)
-        _collect_helpers(inner, into)
 
 
 def _is_jit(obj: Any) -> bool:

@@ -1,0 +1,273 @@
+"""Running the replay in a sandbox and reading its answer (trusted side).
+
+The replay runs kernels derived from a submission (recompiled from checked source, but still
+the submission's), so it runs through the same sandbox runner as the worker
+(farm.sandbox.get_runner, Runner.spawn): a clean environment, no network, the work dir its only
+writable host path, and limits sized from the trace (`ReplayBudget`). What it answers is
+checked here against the trace before anyone uses it (`read_reply`): a frame that does not fit
+is a failure, never a pass.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from farm.hardware.npu_sim import sampling
+from farm.hardware.npu_sim.trace import Launch, Trace
+from farm.sandbox import Limits, Runner
+
+REPLAY_ARGS = ["-m", "farm.harness.simreplay"]  # what the sandbox's interpreter runs
+GiB = 1 << 30
+
+# The replay's wall-clock limit: START_S + FACTOR x PROGRAM_S x programs it may run, at most
+# CAP_S. PROGRAM_S is the slowest rate per program instance measured for honest kernels at
+# real size (docs/npu-sim.md, "Trust model": online softmax with BLOCK 16..256); START_S the
+# sandbox start, interpreter, torch and triton imports, measured at about 6 s.
+START_S = 30.0
+PROGRAM_S = 0.05
+FACTOR = 10.0
+CAP_S = 1800.0
+# Programs a sampled launch runs at most: 4 of the bulk class, 2 of each of 26 other classes,
+# and one full re-run per class (sampling.SAMPLE_MIDDLE, SAMPLE_EDGE, values_agree).
+SAMPLED_PROGRAMS = sampling.SAMPLE_MIDDLE + 26 * sampling.SAMPLE_EDGE + 27
+# statuses a replay may report about itself: it can make its outcome worse, never better
+STATUSES = ("REJECTED", "INCORRECT", "RUNTIME_ERROR", "UNSUPPORTED")
+
+
+@dataclass(frozen=True)
+class ReplayBudget:
+    """What the replay of one trace may use: `programs` (program instances it may run,
+    counted or for values), `seconds` (wall clock, from spawn), `memory_bytes`."""
+
+    programs: int
+    seconds: float
+    memory_bytes: int
+    output_bytes: int
+
+    @classmethod
+    def of(cls, trace: Trace) -> ReplayBudget:
+        """The budget of `trace`: every program of a launch of at most FULL_PROGRAMS, or of one
+        whose buffers a later step uses (run for values too); SAMPLED_PROGRAMS for others."""
+        from farm.hardware.npu_sim.replay import buffers_used_later
+
+        used_later = buffers_used_later(trace)
+        programs = 0
+        for i, step in enumerate(trace.steps):
+            if not isinstance(step, Launch):
+                continue
+            p = math.prod(step.grid)
+            args = {v.buffer for _, v in step.args if hasattr(v, "buffer")}
+            full = p <= sampling.FULL_PROGRAMS or bool(args & used_later[i])
+            programs += p if full else min(p, SAMPLED_PROGRAMS)
+        seconds = min(CAP_S, START_S + FACTOR * PROGRAM_S * programs)
+        data = sum(trace.buffers)
+        out = sum(_nbytes(trace, i) for i in range(len(trace.outputs)))
+        return cls(programs, seconds, 4 * GiB + 3 * data, 2 * out + (64 << 20))
+
+    def describe(self) -> str:
+        return (
+            f"{self.programs} program instances x {PROGRAM_S:g} s x {FACTOR:g} + {START_S:g} s "
+            f"= {self.seconds:.0f} s (at most {CAP_S:g} s)"
+        )
+
+
+def _nbytes(trace: Trace, i: int) -> int:
+    ref = trace.outputs[i]
+    itemsize = torch.empty((), dtype=getattr(torch, ref.dtype, torch.float64)).element_size()
+    return math.prod(ref.shape) * itemsize * 2  # the output, and its produced indices (int64)
+
+
+@dataclass
+class ReplayReply:
+    """What the sandboxed replay answered, checked against the trace.
+
+    ok: the replay ran; then `report` (its cost report), `outputs`, `produced` (per output:
+    None when every element was produced, else the flat indices of those that were), and the
+    replay's own notes (sampled, inputs_written, outputs_short, walls in s). Else `status`,
+    `code`, `detail`."""
+
+    ok: bool
+    status: str = ""
+    code: str = ""
+    detail: str = ""
+    report: dict[str, Any] = field(default_factory=dict)
+    outputs: list[torch.Tensor] = field(default_factory=list)
+    produced: list[torch.Tensor | None] = field(default_factory=list)
+    sampled: bool = False
+    inputs_written: list[int] = field(default_factory=list)
+    outputs_short: list[int] = field(default_factory=list)
+    sim_wall_s: float = 0.0
+    check_wall_s: float = 0.0
+
+    @classmethod
+    def failed(cls, status: str, code: str, detail: str) -> ReplayReply:
+        return cls(ok=False, status=status, code=code, detail=detail)
+
+
+def replay_env(workdir: Path) -> dict[str, str]:
+    """The replay's whole environment: nothing from the host but where Python and the farm
+    package are (and the loader's path)."""
+    import farm
+
+    env = {
+        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        "PYTHONPATH": str(Path(farm.__file__).resolve().parent.parent),
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "HOME": str(workdir),
+        "TMPDIR": str(workdir),
+        "TRITON_INTERPRET": "1",
+        "TRITON_CACHE_DIR": str(workdir / "triton-cache"),
+        "OMP_NUM_THREADS": "1",
+    }
+    if "LD_LIBRARY_PATH" in os.environ:
+        env["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
+    return env
+
+
+def run_sandboxed(
+    trace: Trace, inputs: list[Any], *, seed: int, runner: Runner, budget: ReplayBudget
+) -> ReplayReply:
+    """Replay `trace` from `inputs` in a fresh sandbox of `runner`; its checked answer.
+
+    Never raises for what the replay did: a replay past its limits is UNSUPPORTED (the
+    simulator's limit, not a verdict on the kernel), one that died or sent a bad frame is a
+    RUNTIME_ERROR. Raises SandboxUnavailable when the runner cannot start here."""
+    from farm.harness import feed
+
+    workdir = Path(tempfile.mkdtemp(prefix="farm-npu-replay-"))
+    try:
+        limits = Limits(
+            memory_bytes=budget.memory_bytes,
+            wall_seconds=budget.seconds,
+            cpu_seconds=int(budget.seconds) + 30,
+            output_bytes=budget.output_bytes,
+            pids=256,
+        )
+        proc = runner.spawn(
+            [sys.executable, *REPLAY_ARGS], workdir=workdir, env=replay_env(workdir), limits=limits
+        )
+        payload = feed.pack_pipe([inputs])
+        header = {**payload.fields, "trace": trace.to_json(), "seed": seed}
+        header["wall_s"] = budget.seconds
+        with proc:
+            return _exchange(proc, header, payload.tensors, trace, budget)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _exchange(
+    proc: Any, header: dict[str, Any], tensors: list[torch.Tensor], trace: Trace, budget: Any
+) -> ReplayReply:
+    from farm.harness import protocol
+
+    tail = bytearray()
+    drain = threading.Thread(target=_drain, args=(proc.stderr, tail), daemon=True)
+    drain.start()
+    try:
+        protocol.send(proc.stdin, header, tensors)
+        reply, frame = protocol.recv(proc.stdout, max_bytes=budget.output_bytes)
+    except (OSError, protocol.ProtocolError, EOFError) as exc:
+        return _died(proc, budget, str(exc), tail)
+    return read_reply(reply, frame, trace)
+
+
+def _drain(stream: Any, tail: bytearray) -> None:
+    while chunk := stream.read(65536):
+        tail += chunk
+        del tail[: max(0, len(tail) - 4000)]
+
+
+def _died(proc: Any, budget: ReplayBudget, why: str, tail: bytearray) -> ReplayReply:
+    try:
+        proc.wait(timeout=10)
+        end = proc.termination()
+    except Exception:
+        proc.kill()
+        return ReplayReply.failed("RUNTIME_ERROR", "NPU_SIM_REPLAY", f"the replay failed: {why}")
+    if end.limit in ("wall_seconds", "cpu_seconds", "memory_bytes"):
+        return ReplayReply.failed(
+            "UNSUPPORTED",
+            "NPU_SIM_REPLAY_LIMIT",
+            f"npu-sim could not replay this call within its {end.limit} limit (wall: "
+            f"{budget.describe()}; memory {budget.memory_bytes / GiB:.1f} GiB): a limit of "
+            "the simulator, not a verdict on the kernel; use a smaller workload",
+        )
+    text = tail.decode(errors="replace")[-2000:]
+    return ReplayReply.failed(
+        "RUNTIME_ERROR", "NPU_SIM_REPLAY", f"the replay ended ({end.returncode}): {why}\n{text}"
+    )
+
+
+def read_reply(header: dict[str, Any], frame: list[torch.Tensor], trace: Trace) -> ReplayReply:
+    """The replay's answer if it fits the trace, else a RUNTIME_ERROR saying what did not."""
+    from farm.harness import replies
+
+    if header.get("ok") is not True:
+        status = header.get("status")
+        code = header.get("code")
+        return ReplayReply.failed(
+            status if status in STATUSES else "RUNTIME_ERROR",
+            code
+            if isinstance(code, str) and code.isidentifier() and len(code) <= 40
+            else "NPU_SIM_REPLAY",
+            replies.text(header.get("detail")),
+        )
+    try:
+        return _checked(header, frame, trace)
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        return ReplayReply.failed("RUNTIME_ERROR", "NPU_SIM_REPLAY", f"bad replay answer: {exc}")
+
+
+def _checked(header: dict[str, Any], frame: list[torch.Tensor], trace: Trace) -> ReplayReply:
+    n = len(trace.outputs)
+    outputs, rest = frame[:n], frame[n:]
+    for out, ref in zip(outputs, trace.outputs, strict=True):
+        if tuple(out.shape) != ref.shape or str(out.dtype).removeprefix("torch.") != ref.dtype:
+            raise ValueError("an output's shape or dtype differs from the trace's")
+    produced: list[torch.Tensor | None] = []
+    for out, k in zip(outputs, header["produced"], strict=True):
+        if k is None:
+            produced.append(None)
+            continue
+        idx = rest[int(k)]
+        if idx.dtype != torch.int64 or idx.dim() != 1:
+            raise ValueError("produced indices are not a flat int64 tensor")
+        if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= out.numel()):
+            raise ValueError("produced indices out of range")
+        produced.append(idx)
+    report = header["report"]
+    _check_report(report, trace)
+    return ReplayReply(
+        ok=True,
+        report=report,
+        outputs=outputs,
+        produced=produced,
+        sampled=bool(header["sampled"]),
+        inputs_written=[int(i) for i in header["inputs_written"]],
+        outputs_short=[int(i) for i in header["outputs_short"]],
+        sim_wall_s=float(header["sim_wall_s"]),
+        check_wall_s=float(header["check_wall_s"]),
+    )
+
+
+def _check_report(report: dict[str, Any], trace: Trace) -> None:
+    """The report must cost exactly the trace's Triton launches, with their grids, and give a
+    finite positive time."""
+    time_ms = float(report["time_ms"])
+    if not math.isfinite(time_ms) or time_ms <= 0:
+        raise ValueError(f"time_ms {time_ms!r} is not a positive time")
+    grids = [list(s.grid) for s in trace.steps if isinstance(s, Launch)]
+    costed = [list(r["grid"]) for r in report["per_launch"] if r.get("kind") == "triton"]
+    if grids != costed:
+        raise ValueError("the report's Triton launches are not the trace's")
