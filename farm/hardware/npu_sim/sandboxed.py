@@ -225,6 +225,8 @@ def read_reply(header: dict[str, Any], frame: list[torch.Tensor], trace: Trace) 
         )
     try:
         return _checked(header, frame, trace)
+    except ForgedCost as exc:
+        return ReplayReply.failed("REJECTED", "NPU_SIM_COST_FORGED", str(exc))
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         return ReplayReply.failed("RUNTIME_ERROR", "NPU_SIM_REPLAY", f"bad replay answer: {exc}")
 
@@ -261,13 +263,39 @@ def _checked(header: dict[str, Any], frame: list[torch.Tensor], trace: Trace) ->
     )
 
 
+class ForgedCost(ValueError):
+    """The replay's report gives less time than the cost model allows for what it counted."""
+
+
 def _check_report(report: dict[str, Any], trace: Trace) -> None:
-    """The report must cost exactly the trace's Triton launches, with their grids, and give a
-    finite positive time."""
+    """The report must cost exactly the trace's Triton launches, with their grids, each launch
+    no faster than the cost model's floor for its own counts (launch overhead + bytes at chip
+    bandwidth + program overheads spread over every core), and add up."""
     time_ms = float(report["time_ms"])
     if not math.isfinite(time_ms) or time_ms <= 0:
         raise ValueError(f"time_ms {time_ms!r} is not a positive time")
+    launches = report["per_launch"]
     grids = [list(s.grid) for s in trace.steps if isinstance(s, Launch)]
-    costed = [list(r["grid"]) for r in report["per_launch"] if r.get("kind") == "triton"]
-    if grids != costed:
+    if grids != [list(r["grid"]) for r in launches if r.get("kind") == "triton"]:
         raise ValueError("the report's Triton launches are not the trace's")
+    floors = [_floor_ms(r) for r in launches]
+    for r, floor in zip(launches, floors):
+        if not float(r["time_ms"]) >= floor * (1 - 1e-9):
+            raise ForgedCost(
+                f"launch {str(r.get('name'))[:60]} is reported at {float(r['time_ms']):.6g} ms, "
+                f"below the cost model's floor {floor:.6g} ms for its own counts"
+            )
+    if not time_ms >= sum(float(r["time_ms"]) for r in launches) * (1 - 1e-9):
+        raise ForgedCost("the reported time is less than the sum of its launches")
+
+
+def _floor_ms(launch: dict[str, Any]) -> float:
+    from farm.hardware.npu_sim.costmodel import CostParams
+    from farm.hardware.npu_sim.spec import NPU_SIM_V1
+
+    p = CostParams.from_spec(NPU_SIM_V1)
+    moved = int(launch["read_bytes"]) + int(launch["write_bytes"])
+    programs = int(launch["programs"])
+    if moved < 0 or programs < 0:
+        raise ValueError("negative counts in the report")
+    return (p.launch_s + moved / p.chip_bw + programs * p.program_s / p.cores) * 1e3

@@ -3,8 +3,8 @@ simulator inside the process that runs the submission changes nothing, and a for
 fails with a clear status.
 
 Each attack plays a submission's `kernel` while the call is recorded here (as in the worker);
-all traces are then replayed together in one fresh `python -m farm.harness.simreplay` process
-(module-scoped: one process start for the whole file).
+each trace is then judged as the supervisor judges it: the reference costed here, the trace
+replayed in a bwrap sandbox (`python -m farm.harness.simreplay`), the outputs compared here.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from farm.hardware.npu_sim import costmodel
 from farm.hardware.npu_sim.record import record_call
 from farm.hardware.npu_sim.trace import Recorder, TraceError
 from farm.harness import runtime
-from farm.harness.simreplay import run_replay
+from farm.harness.simreplay import judge
 from farm.suite.loader import load_suite
 from tests.hardware.npu_sim import kernels as k
 
@@ -41,9 +41,15 @@ REQUEST = {
 }
 
 
+MODULE = runtime.load_file_module(PROBLEM.reference_path, "test_trusted_reference")
+
+
 def _inputs() -> list[torch.Tensor]:
-    module = runtime.load_file_module(PROBLEM.reference_path, "test_trusted_reference")
-    return runtime.input_maker(module, REQUEST, torch.device("cpu"))(0)
+    return runtime.input_maker(MODULE, REQUEST, torch.device("cpu"))(0)
+
+
+def _judge(trace: dict, runner) -> dict:
+    return judge(PROBLEM, MODULE, _inputs(), trace, runner=runner)
 
 
 def _honest(x):
@@ -160,14 +166,11 @@ FORGERIES = ["host_escape", "cheaper_kernel", "smaller_grid"]
 
 
 @pytest.fixture(scope="module")
-def answers():
+def answers(replay_runner):
     honest = _record(_honest)
     traces = {"honest": honest, **{name: _record(fn) for name, fn in ATTACKS.items()}}
     traces.update({f"forged_{how}": _forged(honest, how) for how in FORGERIES})
-    batch = [{**REQUEST, "trace": t} for t in traces.values()]
-    replies = run_replay({"batch": batch})
-    assert isinstance(replies, list), replies
-    return dict(zip(traces, replies))
+    return {name: _judge(trace, replay_runner) for name, trace in traces.items()}
 
 
 def test_honest_kernel_is_timed_and_checked(answers):
@@ -221,12 +224,11 @@ def test_a_trace_with_a_smaller_grid_leaves_outputs_unwritten(answers):
     assert not got["ok"] and got["code"] == "NPU_SIM_UNCOUNTED_OUTPUT", got
 
 
-def test_the_replay_gives_bit_identical_times_in_another_process(answers, monkeypatch):
-    """Another process, another hash seed, another allocation layout: the same time and
-    counts (the sample is drawn from the trace's hash; counts are integers in call order)."""
-    monkeypatch.setenv("PYTHONHASHSEED", "12345")
+def test_the_replay_gives_bit_identical_times_in_another_process(answers, replay_runner):
+    """Another sandbox, another process, another allocation layout: the same time and counts
+    (the sample is drawn from the trace's hash; counts are integers in call order)."""
     honest = _record(_honest)
-    again = run_replay({**REQUEST, "trace": honest})
+    again = _judge(honest, replay_runner)
     first = answers["honest"]["candidate"]
     assert again["ok"], again
     for key in ("time_ms", "sol_ms", "flops", "hbm_bytes", "per_launch", "model"):
