@@ -54,4 +54,8 @@ app.conf.beat_schedule = {
         "task": "leaderboard.submissions.tasks.store_pending_sources",
         "schedule": 60.0,
     },
+    "store-pending-artifacts": {
+        "task": "leaderboard.artifacts.tasks.store_pending_artifacts",
+        "schedule": 60.0,
+    },
 }

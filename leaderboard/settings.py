@@ -49,6 +49,18 @@ try:
     }
 except ValueError as exc:
     raise ImproperlyConfigured(f"DATABASE_URL: cannot be used ({exc})") from None
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The embedded database serves several processes (web, worker, beat): writers take the lock
+    # when their transaction begins (IMMEDIATE: no deadlock upgrading a read lock, which SQLite
+    # answers with "database is locked" at once), wait for it up to the busy timeout, and
+    # readers never block writers (WAL).
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "timeout": env_int("FARM_SQLITE_BUSY_TIMEOUT_S", 30, minimum=1),
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 INSTALLED_APPS = [
@@ -144,6 +156,9 @@ FARM_MAX_BATCH = env_int("FARM_MAX_BATCH", 200, minimum=1)
 FARM_QUOTA_RUNS_PER_HOUR = env_int("FARM_QUOTA_RUNS_PER_HOUR", 120, minimum=0)
 FARM_NODE_DEAD_AFTER_S = env_int("FARM_NODE_DEAD_AFTER_S", 120, minimum=5)
 FARM_MAX_ATTEMPTS = env_int("FARM_MAX_ATTEMPTS", 3, minimum=1)
+# Attempts that end by a fault of the node or its host are not charged to the submission; this
+# bounds them (a kernel that takes every node down still ends, as the farm's outcome)
+FARM_MAX_NODE_FAULTS = env_int("FARM_MAX_NODE_FAULTS", 5, minimum=1)
 # A pause longer than this (s) in the heartbeats and health probes the web tier receives counts
 # as an outage of the server: no node is presumed dead until a full FARM_NODE_DEAD_AFTER_S of
 # reception has passed since (health probes keep a farm whose nodes all died counted).

@@ -11,7 +11,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from leaderboard.artifacts.services import artifact_put_signed
+from leaderboard.artifacts.services import artifact_pending_data, artifact_put_signed
 from leaderboard.artifacts.store import (
     DOWNLOAD_SALT,
     UPLOAD_SALT,
@@ -58,7 +58,9 @@ class SignedDownloadApi(APIView):
     @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
     def get(self, request, token: str):
         payload = _payload(token, DOWNLOAD_SALT)
-        data = artifact_store().get(payload["k"])
+        data = artifact_pending_data(stored_key=payload["k"])
+        if data is None:
+            data = artifact_store().get(payload["k"])
         response = HttpResponse(data, content_type=payload.get("ct", "application/octet-stream"))
         response["Content-Disposition"] = attachment(payload.get("f", "artifact"))
         response["X-Content-Type-Options"] = "nosniff"

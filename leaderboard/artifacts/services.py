@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import logging
+import secrets
 from typing import Protocol
 
+from django.core import signing
+from django.db import transaction
+
 from leaderboard.artifacts.models import Artifact
-from leaderboard.artifacts.store import artifact_store
+from leaderboard.artifacts.store import (
+    UPLOAD_SALT,
+    ArtifactStoreError,
+    LocalStore,
+    artifact_store,
+)
+
+log = logging.getLogger(__name__)
 
 # The artifacts a node may upload, by name, with the content type the server gives each: a node
 # chooses neither the key nor the type (a text/html "log" served from the storage origin would
@@ -37,21 +49,23 @@ def source_text(*, source: StoredText) -> str:
 
 
 def artifact_upload_url(*, run, node, name: str, base_url: str) -> dict:
-    """A URL the node PUTs the artifact to (presigned S3, or the server's signed endpoint), for
-    a name of ARTIFACT_TYPES, with the server's content type; ValueError for another name."""
+    """A URL the node PUTs the artifact to, for a name of ARTIFACT_TYPES, with the server's
+    content type; ValueError for another name. The URL is always the server's signed endpoint
+    (never a presigned storage URL, which could not be revoked): an upload is accepted only
+    while its attempt is open, so a URL dies with its run's result (artifact_put_signed)."""
     content_type = ARTIFACT_TYPES.get(name)
     if content_type is None:
         raise ValueError(f"artifact name {name!r}: use one of {', '.join(sorted(ARTIFACT_TYPES))}")
     key = f"runs/{run.pk}/{run.attempt}/{name}"
-    Artifact.objects.update_or_create(
+    Artifact.objects.get_or_create(
         run=run, attempt=run.attempt, name=name, defaults={"key": key, "content_type": content_type}
     )
-    url = artifact_store().upload_url(key, content_type=content_type, base_url=base_url)
+    token = signing.dumps({"k": key, "ct": content_type}, salt=UPLOAD_SALT)
     return {
         "name": name,
         "key": key,
         "method": "PUT",
-        "url": url,
+        "url": f"{base_url.rstrip('/')}/api/agent/upload/{token}/",
         "headers": {"Content-Type": content_type},
     }
 
@@ -61,21 +75,69 @@ def artifacts_mark_reported(*, run, names: list[str]) -> None:
 
 
 def artifact_download_url(*, artifact: Artifact, base_url: str) -> str:
-    """A short-lived URL that downloads the artifact as an attachment of its recorded type."""
+    """A short-lived URL that downloads the artifact as an attachment of its recorded type (the
+    server's own signed URL while its bytes wait in the database)."""
+    if artifact.pending_data is not None:
+        return LocalStore.signed_download_url(
+            artifact.stored_key,
+            base_url=base_url,
+            filename=artifact.name,
+            content_type=artifact.content_type,
+        )
     return artifact_store().download_url(
-        artifact.key, base_url=base_url, filename=artifact.name, content_type=artifact.content_type
+        artifact.stored_key,
+        base_url=base_url,
+        filename=artifact.name,
+        content_type=artifact.content_type,
     )
 
 
 def artifact_put_signed(*, key: str, data: bytes, content_type: str) -> None:
-    """Store an upload to a signed local URL, while the attempt it belongs to is active: an
-    upload after the result is recorded could rewrite what the owner reads (ArtifactClosed)."""
+    """Accept an upload to a signed URL while the attempt it belongs to is open.
+
+    Each upload is stored under a key of its own, and that key is made the artifact's under the
+    run's row lock, which recording the result also takes: once the result is recorded no upload
+    can change what the owner reads (ArtifactClosed), and a write racing the result lands on a
+    key nothing points to. Storage that cannot take the bytes now (one short try) leaves them in
+    the database, stored later by `artifacts_store_pending`: S3 trouble never holds a result."""
     artifact = Artifact.objects.filter(key=key).select_related("run").first()
     if artifact is None or not artifact_open(artifact=artifact):
         raise ArtifactClosed(
             f"{key}: the run's attempt is over; its artifacts can no longer change"
         )
-    artifact_store().put(key, data, content_type=content_type)
+    stored = f"{key}.{secrets.token_hex(6)}"
+    pending: bytes | None = None
+    try:
+        artifact_store().put(stored, data, content_type=content_type, attempts=1)
+    except ArtifactStoreError as exc:
+        log.warning("artifact %s kept in the database for now: %s", key, exc)
+        pending = data
+    with transaction.atomic():
+        run = type(artifact.run).objects.select_for_update().get(pk=artifact.run_id)
+        if not run.attempt_open(artifact.attempt):
+            raise ArtifactClosed(f"{key}: the run's result was recorded meanwhile; not stored")
+        Artifact.objects.filter(pk=artifact.pk).update(object_key=stored, pending_data=pending)
+
+
+def artifact_pending_data(*, stored_key: str) -> bytes | None:
+    """The bytes of an accepted upload that still waits in the database, else None."""
+    row = Artifact.objects.filter(object_key=stored_key, pending_data__isnull=False).first()
+    return bytes(row.pending_data) if row is not None and row.pending_data is not None else None
+
+
+def artifacts_store_pending(*, limit: int = 50) -> int:
+    """Move uploads waiting in the database into artifact storage; returns how many."""
+    stored = 0
+    for artifact in Artifact.objects.filter(pending_data__isnull=False).order_by("id")[:limit]:
+        data = bytes(artifact.pending_data or b"")
+        try:
+            artifact_store().put(artifact.stored_key, data, content_type=artifact.content_type)
+        except ArtifactStoreError:
+            break  # storage still down: the next sweep tries again
+        stored += Artifact.objects.filter(pk=artifact.pk, object_key=artifact.object_key).update(
+            pending_data=None
+        )
+    return stored
 
 
 class ArtifactClosed(Exception):

@@ -6,8 +6,9 @@ and are retried with exponential backoff (FARM_S3_TIMEOUT_S, FARM_S3_ATTEMPTS, F
 Reads serve a request (a source for a claim or a reader) and hold a web thread while they wait:
 they get one try with a short timeout (FARM_S3_REQUEST_TIMEOUT_S) and fail fast with a 503 the
 caller retries. Every failure surfaces as one domain exception, ArtifactStoreError. Nodes never
-hold S3 credentials: they get presigned URLs (S3) or signed URLs to the server's own upload
-endpoint (local storage).
+hold S3 credentials: they upload through the server's own signed endpoint, which stores the bytes
+(leaderboard.artifacts.services.artifact_put_signed); owners download through presigned URLs
+(S3) or the server's signed ones (local storage).
 """
 
 from __future__ import annotations
@@ -205,6 +206,13 @@ class LocalStore:
         return f"{base_url.rstrip('/')}/api/agent/upload/{token}/"
 
     def download_url(self, key: str, *, base_url: str, filename: str, content_type: str) -> str:
+        return self.signed_download_url(
+            key, base_url=base_url, filename=filename, content_type=content_type
+        )
+
+    @staticmethod
+    def signed_download_url(key: str, *, base_url: str, filename: str, content_type: str) -> str:
+        """The server's own signed download URL (also for bytes still in the database)."""
         token = signing.dumps({"k": key, "f": filename, "ct": content_type}, salt=DOWNLOAD_SALT)
         return f"{base_url.rstrip('/')}/api/artifacts/{token}/"
 

@@ -19,6 +19,13 @@ class FailureInput(serializers.Serializer):
     )
     detail = serializers.CharField(max_length=10000)
     retryable = serializers.BooleanField(default=False)
+    node_fault = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="the node or its host is at fault (default: a retryable failure is): the "
+        "attempt is not charged and the run is retried on another node",
+    )
 
 
 class ResultInput(AttemptInput):

@@ -26,6 +26,14 @@ class Node(models.Model):
     hostname = models.CharField(max_length=200, blank=True)
     devices = models.JSONField(default=list, blank=True)
     current_runs = models.JSONField(default=list, blank=True)
+    healthy = models.BooleanField(
+        default=True, help_text="the agent's own self-test passed; an unhealthy node claims nothing"
+    )
+    health = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="the agent's last health report: {healthy, problems: [{code, detail}], ...}",
+    )
 
     class Meta:
         ordering = ["name"]

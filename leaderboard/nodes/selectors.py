@@ -17,13 +17,29 @@ def node_is_alive(*, node: Node) -> bool:
 
 
 def node_status(*, node: Node) -> str:
-    """disabled | draining | online | offline (never registered or no recent heartbeat)."""
+    """disabled | draining | unhealthy | online | offline (never registered or no recent
+    heartbeat). Unhealthy: the agent's self-test failed; it takes no work and says why
+    (`node_health_problems`)."""
     if not node.enabled:
         return "disabled"
     alive = node_is_alive(node=node)
     if node.draining and alive:
         return "draining"
+    if not node.healthy and alive:
+        return "unhealthy"
     return "online" if alive else "offline"
+
+
+def node_health_problems(*, node: Node) -> list[dict[str, str]]:
+    """What the node's agent last said is wrong with it ([{code, detail}], empty when healthy)."""
+    problems = (node.health or {}).get("problems") if isinstance(node.health, dict) else None
+    if node.healthy or not isinstance(problems, list):
+        return []
+    return [
+        {"code": str(p.get("code", "")), "detail": str(p.get("detail", ""))}
+        for p in problems
+        if isinstance(p, dict)
+    ]
 
 
 def node_list() -> QuerySet[Node]:
@@ -34,7 +50,7 @@ def hardware_online() -> dict[str, int]:
     """Enabled, not draining nodes with a recent heartbeat, counted per hardware class."""
     fresh = timezone.now() - timedelta(seconds=settings.FARM_NODE_DEAD_AFTER_S)
     rows = (
-        Node.objects.filter(enabled=True, draining=False, last_heartbeat__gte=fresh)
+        Node.objects.filter(enabled=True, draining=False, healthy=True, last_heartbeat__gte=fresh)
         .values("hardware")
         .annotate(n=Count("id"))
     )

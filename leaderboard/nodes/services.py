@@ -82,11 +82,21 @@ def node_register(
     return node
 
 
-def node_heartbeat(*, node: Node, current_runs: list[int], devices: list[Any] | None) -> Node:
+def node_heartbeat(
+    *,
+    node: Node,
+    current_runs: list[int],
+    devices: list[Any] | None,
+    health: dict[str, Any] | None = None,
+) -> Node:
+    """Note a heartbeat (the server's clock, never the node's). `health` is the agent's own
+    report (`healthy`, `problems` [{code, detail}]): an unhealthy node claims nothing."""
     reception_note_soon()
     fields: dict[str, Any] = {"last_heartbeat": timezone.now(), "current_runs": current_runs}
     if devices is not None:
         fields["devices"] = devices
+    if health is not None:
+        fields["healthy"], fields["health"] = bool(health.get("healthy", True)), health
     Node.objects.filter(pk=node.pk).update(**fields)
     node.refresh_from_db()
     return node

@@ -13,8 +13,13 @@ class Run(models.Model):
     """One evaluation of a submission on one hardware class in one mode.
 
     queued -> claimed -> running -> done | failed; a claimed or running run whose node stops
-    heartbeating becomes lost and is queued again (attempt counts claims) until
-    FARM_MAX_ATTEMPTS, then failed. `user` and `problem` copy the submission's for fast filters.
+    heartbeating becomes lost and is queued again. `attempt` counts claims; `node_faults` counts
+    the attempts that ended by a fault of the node or its host (lost, a dead slot, a harness
+    that failed, an INCONCLUSIVE or NODE_FAULT result): they are not charged to the submission
+    (`charged_attempts`), are bounded by FARM_MAX_NODE_FAULTS, and a NODE_FAULT is retried on
+    another node (`fault_nodes`). Charged attempts are bounded by FARM_MAX_ATTEMPTS. `category`
+    says what a finished run's outcome is about (docs/outcomes.md). `user` and `problem` copy
+    the submission's for fast filters.
 
     An audit run (`audit_of` set) re-evaluates a leaderboard run that would take first place on
     its board, on another node of the class; the audited run's `audit` says where that stands
@@ -35,6 +40,11 @@ class Run(models.Model):
         CONFIRMED = "confirmed"
         HELD = "held"
 
+    class Category(models.TextChoices):
+        NONE = "", "not finished"
+        KERNEL = "kernel", "about the kernel"
+        FARM = "farm", "the farm's own outcome"
+
     ACTIVE = (State.CLAIMED, State.RUNNING)
     TERMINAL = (State.DONE, State.FAILED)
     SHOWN_AUDIT = (Audit.NONE, Audit.CONFIRMED)
@@ -52,6 +62,12 @@ class Run(models.Model):
     mode = models.CharField(max_length=20)
     state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
     attempt = models.PositiveIntegerField(default=0, help_text="number of claims so far")
+    node_faults = models.PositiveIntegerField(
+        default=0, help_text="attempts that ended by a fault of the node or host (not charged)"
+    )
+    fault_nodes = models.JSONField(
+        default=list, blank=True, help_text="ids of nodes whose attempt ended in a NODE_FAULT"
+    )
     node = models.ForeignKey(
         "nodes.Node", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
     )
@@ -77,6 +93,14 @@ class Run(models.Model):
     sol_score = models.FloatField(null=True, blank=True)
     failure_code = models.CharField(max_length=50, blank=True)
     failure_detail = models.TextField(blank=True)
+    category = models.CharField(
+        max_length=10,
+        choices=Category.choices,
+        default=Category.NONE,
+        blank=True,
+        help_text="kernel: the verdict is about the kernel; farm: the farm's own outcome "
+        "(UNSUPPORTED, INCONCLUSIVE, NODE_FAULT, or a failure to evaluate)",
+    )
     audit_of = models.OneToOneField(
         "self",
         null=True,
@@ -113,17 +137,16 @@ class Run(models.Model):
     def __str__(self) -> str:
         return f"run {self.pk} ({self.hardware_id}, {self.state})"
 
-    def lost_unclaimed(self) -> bool:
-        """Taken back as LOST and not claimed by any node since."""
-        taken_back = self.state == Run.State.QUEUED or (
-            self.state == Run.State.FAILED and not self.audit_of_id
-        )
-        return taken_back and self.failure_code == LOST
+    @property
+    def charged_attempts(self) -> int:
+        """Attempts charged to the submission: claims that did not end by a node fault."""
+        return max(0, self.attempt - self.node_faults)
 
     def attempt_open(self, attempt: int) -> bool:
         """What `attempt` produces (its result, its artifacts) may still arrive: it is the run's
-        latest attempt, and the run is active or was taken back as LOST and not claimed since."""
-        return self.attempt == attempt and (self.state in Run.ACTIVE or self.lost_unclaimed())
+        latest attempt and the run is active. A run taken back (its lease expired) is closed
+        to the attempt that lost it."""
+        return self.attempt == attempt and self.state in Run.ACTIVE
 
 
 class Result(models.Model):

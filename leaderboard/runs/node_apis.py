@@ -16,10 +16,10 @@ from farm.node_api import HeartbeatAck
 from leaderboard.nodes.apis import MAX_DEVICES, Devices
 from leaderboard.nodes.authentication import IsNode, NodeTokenAuthentication
 from leaderboard.nodes.models import Node
-from leaderboard.nodes.selectors import node_list, node_status
+from leaderboard.nodes.selectors import node_health_problems, node_list, node_status
 from leaderboard.nodes.services import node_create, node_heartbeat
 from leaderboard.runs.selectors import queue_depth_by_hardware
-from leaderboard.runs.services import runs_resume_reported
+from leaderboard.runs.services import runs_held
 
 HeartbeatAckOutput = inline_serializer(
     "HeartbeatAck",
@@ -32,10 +32,24 @@ HeartbeatAckOutput = inline_serializer(
 )  # farm.node_api.HeartbeatAck: tests/leaderboard/runs/test_node_api_types.py holds the two equal
 
 
+class HealthProblem(serializers.Serializer):
+    code = serializers.RegexField(r"^[A-Z][A-Z0-9_]{0,49}$")
+    detail = serializers.CharField(max_length=2000)
+
+
+class Health(serializers.Serializer):
+    """The agent's own health (farm.node_api.Health): its self-test, disk, token, slots."""
+
+    healthy = serializers.BooleanField()
+    problems = HealthProblem(many=True, default=list, max_length=16)
+    checks = serializers.IntegerField(min_value=0, default=0, help_text="self-tests run so far")
+
+
 class NodeOutput(serializers.ModelSerializer):
     hardware = serializers.SerializerMethodField()
     status = serializers.SerializerMethodField()
     queue_depth = serializers.SerializerMethodField()
+    problems = serializers.SerializerMethodField()
 
     class Meta:
         model = Node
@@ -44,6 +58,7 @@ class NodeOutput(serializers.ModelSerializer):
             "name",
             "hardware",
             "status",
+            "problems",
             "enabled",
             "draining",
             "last_heartbeat",
@@ -67,10 +82,15 @@ class NodeOutput(serializers.ModelSerializer):
         return sorted(h.name for h in node.hardware.all())
 
     @extend_schema_field(
-        serializers.ChoiceField(choices=["online", "offline", "draining", "disabled"])
+        serializers.ChoiceField(choices=["online", "offline", "draining", "unhealthy", "disabled"])
     )
     def get_status(self, node: Node) -> str:
         return node_status(node=node)
+
+    @extend_schema_field(serializers.ListField(child=serializers.DictField()))
+    def get_problems(self, node: Node) -> list[dict[str, str]]:
+        """Why an unhealthy node takes no work, as its agent said ([{code, detail}])."""
+        return node_health_problems(node=node)
 
     @extend_schema_field(serializers.IntegerField())
     def get_queue_depth(self, node: Node) -> int:
@@ -128,6 +148,7 @@ class HeartbeatApi(APIView):
             child=serializers.IntegerField(min_value=1), default=list, max_length=MAX_DEVICES
         )
         devices = Devices(required=False)
+        health = Health(required=False)
 
     @extend_schema(
         request=HeartbeatInput,
@@ -138,9 +159,12 @@ class HeartbeatApi(APIView):
         data.is_valid(raise_exception=True)
         current = data.validated_data["current_runs"]
         node = node_heartbeat(
-            node=request.auth, current_runs=current, devices=data.validated_data.get("devices")
+            node=request.auth,
+            current_runs=current,
+            devices=data.validated_data.get("devices"),
+            health=data.validated_data.get("health"),
         )
-        held = set(runs_resume_reported(node=node, run_ids=current))
+        held = set(runs_held(node=node, run_ids=current))
         ack = HeartbeatAck(
             status=node_status(node=node),
             abandon=sorted(set(current) - held),

@@ -1,5 +1,8 @@
-"""Where an audit run goes: never to the node whose result it checks (see
-leaderboard.judging.audits for when audits start and how they conclude).
+"""Where a run goes. A run retried after a NODE_FAULT (or a node that lost it) goes to an
+online node of its class that has not faulted it, when there is one (`fault_nodes`; with none,
+to the class queue: a single node must be allowed to try again). An audit run never goes to the
+node whose result it checks (see leaderboard.judging.audits for when audits start and how they
+conclude).
 
 An audit run is sent to one chosen node's queue (farm.queues.node_queue); when no other node of
 the class is online it waits, queued and unsent, and the periodic resend tries again. A class
@@ -14,10 +17,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
-from farm.queues import device_queue, node_queue
+from farm.queues import device_queue, hardware_queue, node_queue
 from leaderboard.nodes.models import Node
 from leaderboard.nodes.selectors import node_gpus
 from leaderboard.runs.models import Run
@@ -32,21 +35,52 @@ def same_node_allowed(hardware: str) -> bool:
     return settings.FARM_AUDIT_SINGLE_NODE == "same-node" and single_node(hardware)
 
 
-def audit_target(audit: Run) -> Node | None:
-    """The online node of the class, other than the audited run's (unless the class has only
-    that one and FARM_AUDIT_SINGLE_NODE is "same-node"), with the fewest active runs."""
+def run_queue(run: Run) -> str | None:
+    """The queue to send `run` to (None: an audit run that must wait for a node)."""
+    if run.audit_of_id:
+        return audit_queue(run)
+    if run.fault_nodes:
+        node = _least_busy(_online(run.hardware_id).exclude(pk__in=run.fault_nodes))
+        if node is not None:
+            return node_queue(run.hardware_id, node.pk)
+    return hardware_queue(run.hardware_id)
+
+
+def fault_refusal(run_id: int, node: Node) -> str | None:
+    """Why `node` may not claim run `run_id`: a node whose attempt at it ended in a fault, while
+    another online node of the class has not faulted it. None when it may."""
+    run = Run.objects.filter(pk=run_id).only("hardware_id", "fault_nodes").first()
+    if run is None or node.pk not in (run.fault_nodes or []):
+        return None
+    if not _online(run.hardware_id).exclude(pk__in=run.fault_nodes).exists():
+        return None
+    return f"run {run_id} faulted on this node before; another node must run it"
+
+
+def _online(hardware: str) -> QuerySet[Node]:
+    """Enabled, healthy, non-draining nodes of the class with a recent heartbeat."""
     cutoff = timezone.now() - timedelta(seconds=settings.FARM_NODE_DEAD_AFTER_S)
-    nodes = Node.objects.filter(
-        hardware=audit.hardware_id, enabled=True, draining=False, last_heartbeat__gte=cutoff
+    return Node.objects.filter(
+        hardware=hardware, enabled=True, draining=False, healthy=True, last_heartbeat__gte=cutoff
     )
-    if not same_node_allowed(audit.hardware_id):
-        avoid = Run.objects.filter(pk=audit.audit_of_id).values_list("node_id", flat=True).first()
-        nodes = nodes.exclude(pk=avoid)
+
+
+def _least_busy(nodes: QuerySet[Node]) -> Node | None:
     return (
         nodes.annotate(active=Count("runs", filter=Q(runs__state__in=Run.ACTIVE)))
         .order_by("active", "pk")
         .first()
     )
+
+
+def audit_target(audit: Run) -> Node | None:
+    """The online node of the class, other than the audited run's (unless the class has only
+    that one and FARM_AUDIT_SINGLE_NODE is "same-node"), with the fewest active runs."""
+    nodes = _online(audit.hardware_id)
+    if not same_node_allowed(audit.hardware_id):
+        avoid = Run.objects.filter(pk=audit.audit_of_id).values_list("node_id", flat=True).first()
+        nodes = nodes.exclude(pk=avoid)
+    return _least_busy(nodes)
 
 
 def audit_gpu(audit: Run, node: Node) -> int | None:

@@ -16,7 +16,6 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from farm.queues import hardware_queue
 from leaderboard import metrics
 from leaderboard.artifacts.services import source_text
 from leaderboard.artifacts.store import ArtifactStoreError
@@ -86,11 +85,11 @@ def runs_send(*, run_ids: list[int]) -> int:
     """
     sent = 0
     rows = Run.objects.filter(id__in=run_ids, state=Run.State.QUEUED).only(
-        "id", "hardware_id", "mode", "audit_of_id"
+        "id", "hardware_id", "mode", "audit_of_id", "fault_nodes"
     )
     for run in rows:
         run_id, hardware = run.pk, run.hardware_id
-        queue = routing.audit_queue(run) if run.audit_of_id else hardware_queue(hardware)
+        queue = routing.run_queue(run)
         if queue is None:
             log.info("audit run %s waits: no other online %s node", run_id, hardware)
             continue
@@ -127,11 +126,18 @@ def run_claim(*, run_id: int, node: Node, device_index: int | None = None) -> Ru
     everyone else gets RunConflict."""
     if node.draining:
         raise RunConflict("this node is draining: it may not claim new runs; requeue the job")
+    if not node.healthy:
+        raise RunConflict(
+            "this node reported itself unhealthy (its self-test failed): it may not claim runs "
+            "until a self-test passes; drop the job"
+        )
     allowed = node.allowed_hardware.values("name")
     served = list(node.hardware.filter(name__in=allowed).values_list("name", flat=True))
     # The audit check stays out of the UPDATE: a join there would turn it into a subquery, whose
     # rows PostgreSQL does not re-check after waiting for a concurrent claim's row lock.
-    refused = routing.audit_claim_refusal(run_id, node, device_index)
+    refused = routing.audit_claim_refusal(run_id, node, device_index) or routing.fault_refusal(
+        run_id, node
+    )
     won = (not refused) and Run.objects.filter(
         id=run_id, state=Run.State.QUEUED, hardware_id__in=served
     ).update(
@@ -219,26 +225,30 @@ def _check_attempt_holder(run: Run, node: Node, attempt: int) -> None:
         )
 
 
-def late_result_welcome(run: Run, node: Node, attempt: int) -> bool:
-    """A result from the holder of the latest attempt after the run was taken back as LOST
-    (the server, not the node, was unreachable) is kept while no other node holds the run."""
-    return run.attempt_node_id == node.pk and run.attempt == attempt and run.lost_unclaimed()
-
-
 def run_check_upload(*, run_id: int, node: Node, attempt: int) -> Run:
     """The run, when the node may upload artifacts of `attempt` now: it holds the attempt and
-    no result is recorded yet (or its late result would be welcome). Raises RunForbidden /
-    RunConflict otherwise: an upload after the result could rewrite what was recorded."""
+    no result is recorded yet. Raises RunForbidden / RunConflict otherwise: an upload after the
+    result could rewrite what was recorded."""
     run = run_get(run_id)
-    if late_result_welcome(run, node, attempt):
-        return run
     check_holder(run, node, attempt)
     if run.state not in Run.ACTIVE:
         raise RunConflict(f"run {run_id} is {run.state}; its artifacts can no longer change")
     return run
 
 
+def lease_expired(run: Run, node: Node, attempt: int) -> bool:
+    """`node` held `attempt`, the latest, and it was taken back as LOST (not claimed since)."""
+    taken_back = run.state not in Run.ACTIVE and run.failure_code == LOST
+    return taken_back and run.attempt_node_id == node.pk and run.attempt == attempt
+
+
 def check_holder(run: Run, node: Node, attempt: int) -> None:
+    if lease_expired(run, node, attempt):
+        raise RunConflict(
+            f"run {run.pk}: this node's lease on attempt {attempt} expired (no heartbeat for "
+            f"{settings.FARM_NODE_DEAD_AFTER_S} s while the server was receiving) and the run "
+            "was queued again; nothing was recorded, drop the job"
+        )
     if run.node_id != node.pk:
         raise RunForbidden(
             f"run {run.pk} is not held by this node (it was never claimed by it, or it was "
@@ -252,10 +262,19 @@ def check_holder(run: Run, node: Node, attempt: int) -> None:
 
 
 def run_failure_record(
-    *, run_id: int, node: Node, attempt: int, code: str, detail: str, retryable: bool
+    *,
+    run_id: int,
+    node: Node,
+    attempt: int,
+    code: str,
+    detail: str,
+    retryable: bool,
+    node_fault: bool | None = None,
 ) -> Recorded:
-    """A node could not evaluate the run (sandbox crash, ...): requeue it when `retryable` and
-    attempts remain, else fail it. Repeating the same report is harmless."""
+    """A node could not evaluate the run (sandbox crash, a harness that failed, ...): requeue it
+    when `retryable`, else fail it. A retryable failure is the node's fault unless the node says
+    otherwise (`node_fault` False): it costs the submission no attempt and is retried on another
+    node (see _release). Repeating the same report is harmless."""
     with transaction.atomic():
         run = run_get(run_id, lock=True)
         _check_attempt_holder(run, node, attempt)
@@ -268,28 +287,65 @@ def run_failure_record(
         check_holder(run, node, attempt)
         if run.state not in Run.ACTIVE:
             raise RunConflict(f"run {run_id} is {run.state}; the failure was not recorded")
-        _release(run, code=code, detail=detail, retry=retryable)
+        fault = retryable if node_fault is None else node_fault and retryable
+        _release(run, code=code, detail=detail, retry=retryable, fault=fault, avoid=fault)
     return Recorded(run=run, duplicate=False)
 
 
-def _release(run: Run, *, code: str, detail: str, retry: bool) -> None:
-    """Requeue (when allowed and attempts remain) or fail an active run; caller holds the lock."""
+def _release(
+    run: Run, *, code: str, detail: str, retry: bool, fault: bool = False, avoid: bool = False
+) -> None:
+    """Requeue or fail an active run; the caller holds the lock. A `fault` (of the node or its
+    host) is not charged to the submission: it counts in `node_faults`, bounded by
+    FARM_MAX_NODE_FAULTS; other retries count against FARM_MAX_ATTEMPTS. `avoid`: the next
+    attempt goes to another node of the class when one is online (leaderboard.runs.routing)."""
     run.failure_code, run.failure_detail = code[:50], detail
-    failed = not (retry and run.attempt < settings.FARM_MAX_ATTEMPTS)
+    if fault:
+        run.node_faults += 1
+        if avoid and run.attempt_node_id and run.attempt_node_id not in run.fault_nodes:
+            run.fault_nodes = [*run.fault_nodes, run.attempt_node_id]
+    if fault:
+        failed = not retry or run.node_faults >= settings.FARM_MAX_NODE_FAULTS
+        spent = f"{run.node_faults} faults of the nodes"
+    else:
+        failed = not (retry and run.charged_attempts < settings.FARM_MAX_ATTEMPTS)
+        spent = f"{run.charged_attempts} attempts"
     if not failed:
         run.state, run.node, run.sent_at = Run.State.QUEUED, None, None
         run_id = run.pk
         transaction.on_commit(lambda: runs_send(run_ids=[run_id]))
     else:
         run.state, run.finished_at = Run.State.FAILED, timezone.now()
+        run.category = Run.Category.FARM
         if retry:
-            run.failure_detail = f"{detail} (gave up after {run.attempt} attempts)"
+            run.failure_detail = f"{detail} (gave up after {spent})"
         transaction.on_commit(lambda: metrics.run_finished(run.hardware_id, code, None))
     run.save(
-        update_fields=["state", "node", "sent_at", "finished_at", "failure_code", "failure_detail"]
+        update_fields=[
+            "state",
+            "node",
+            "sent_at",
+            "finished_at",
+            "failure_code",
+            "failure_detail",
+            "node_faults",
+            "fault_nodes",
+            "category",
+        ]
     )
     if failed:
         run_failed.send(sender=Run, run=run, reason=f"{run.failure_code}: {run.failure_detail}")
+
+
+def run_requeue_farm_outcome(*, run: Run, verdict: str, detail: str) -> bool:
+    """An INCONCLUSIVE or NODE_FAULT result is the farm's, not the kernel's: measure again,
+    uncharged (NODE_FAULT on another node), while FARM_MAX_NODE_FAULTS allows; True when the
+    run was queued again (the caller holds the lock), False when the result must be kept."""
+    if run.node_faults + 1 >= settings.FARM_MAX_NODE_FAULTS:
+        return False
+    avoid = verdict == "NODE_FAULT"
+    _release(run, code=verdict, detail=detail, retry=True, fault=True, avoid=avoid)
+    return True
 
 
 def run_mark_lost(*, run_id: int, node_id: int | None) -> bool:
@@ -301,18 +357,16 @@ def run_mark_lost(*, run_id: int, node_id: int | None) -> bool:
         if not lost:
             return False
         run = run_get(run_id, lock=True)
-        _release(run, code=LOST, detail="the node stopped heartbeating during the run", retry=True)
+        detail = "the node stopped heartbeating during the run (its lease expired)"
+        _release(run, code=LOST, detail=detail, retry=True, fault=True, avoid=True)
     return True
 
 
-def runs_resume_reported(*, node: Node, run_ids: list[int]) -> list[int]:
-    """Runs the node's heartbeat lists that were taken back from it as LOST and that no other
-    node has claimed since go back to it (running, same attempt): the node was alive, the
-    server had not heard it. Returns the ids of the runs it holds among `run_ids`."""
-    if run_ids:
-        Run.objects.filter(
-            id__in=run_ids, attempt_node=node, state=Run.State.QUEUED, failure_code=LOST
-        ).update(state=Run.State.RUNNING, node=node, failure_code="", failure_detail="")
+def runs_held(*, node: Node, run_ids: list[int]) -> list[int]:
+    """The ids among `run_ids` that `node` holds. A run taken back from it (its lease expired:
+    no heartbeat for a whole dead-node window while the server was receiving) is not among
+    them, even while no other node has claimed it: what a node measured while it could not
+    heartbeat (frozen, overloaded, cut off) is not trusted, and the run is measured again."""
     return list(
         Run.objects.filter(id__in=run_ids, node=node, state__in=Run.ACTIVE).values_list(
             "id", flat=True

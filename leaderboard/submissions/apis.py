@@ -89,6 +89,7 @@ class RunSummary(serializers.ModelSerializer):
             "state",
             "attempt",
             "verdict",
+            "category",
             "sol_score",
             "failure_code",
             "failure_detail",

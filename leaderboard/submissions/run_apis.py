@@ -23,6 +23,7 @@ FILTERS = {
     "submission": "submission_id",
     "problem": "problem__name",
     "verdict": "verdict",
+    "category": "category",
 }
 
 
@@ -45,6 +46,7 @@ class RunListOutput(serializers.ModelSerializer):
             "state",
             "attempt",
             "verdict",
+            "category",
             "sol_score",
             "failure_code",
             "audit",

@@ -16,6 +16,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from leaderboard.nodes.models import Node
+from leaderboard.nodes.selectors import node_health_problems
 from leaderboard.runs.models import Run
 from leaderboard.submissions.models import Submission
 
@@ -50,13 +51,29 @@ class FarmCollector(Collector):
             total.add_metric([], Submission.objects.count())
             cutoff = timezone.now() - timedelta(seconds=settings.FARM_NODE_DEAD_AFTER_S)
             online = GaugeMetricFamily("farm_nodes_online", "Nodes with a recent heartbeat")
-            online.add_metric(
-                [], Node.objects.filter(enabled=True, last_heartbeat__gte=cutoff).count()
+            live = Node.objects.filter(enabled=True, last_heartbeat__gte=cutoff)
+            online.add_metric([], live.count())
+            unhealthy = GaugeMetricFamily(
+                "farm_nodes_unhealthy",
+                "Nodes heartbeating that report a failed self-test (they take no work)",
+                labels=["node", "problem"],
             )
+            for node in live.filter(healthy=False):
+                for problem in node_health_problems(node=node) or [{"code": "UNKNOWN"}]:
+                    unhealthy.add_metric([node.name, problem["code"]], 1)
+            categories = GaugeMetricFamily(
+                "farm_runs_by_category",
+                "Finished runs by what their outcome is about (kernel, farm)",
+                labels=["category"],
+            )
+            for row in (
+                Run.objects.exclude(category="").values("category").annotate(n=Count("id"))
+            ).order_by():
+                categories.add_metric([row["category"]], row["n"])
         except Exception as exc:  # a scrape must not fail because the database blinked
             log.warning("farm metrics unavailable: %s", exc)
             return
-        yield from (by_state, depth, failures, total, online)
+        yield from (by_state, depth, failures, total, online, unhealthy, categories)
 
 
 _registered = False

@@ -10,6 +10,8 @@ import requests
 from django.utils import timezone
 
 from farm.node_api import Job
+from leaderboard.artifacts.models import Artifact
+from leaderboard.boards.models import BoardEntry
 from leaderboard.nodes.models import Node
 from leaderboard.runs.models import Result, Run
 from leaderboard.runs.services import RunConflict, run_claim, runs_reap
@@ -135,9 +137,12 @@ def presume_dead(node, run) -> None:
     server_hearing_since(long_ago)
 
 
-def test_late_result_of_a_run_taken_back_counts_until_another_node_claims_it(
+def test_a_late_result_after_the_lease_expired_is_refused_and_the_run_goes_elsewhere(
     clients, node, other_node, local_storage
 ):
+    """A node silent for a whole dead-node window while the server was receiving (frozen,
+    cut off) lost its lease: what it measured then is refused, even while no other node has
+    claimed the run, and the run is measured again elsewhere without charging an attempt."""
     run = queued_run(clients)
     node.post(f"/api/agent/runs/{run.pk}/claim/")
     node.post(f"/api/agent/runs/{run.pk}/start/", {"attempt": 1}, format="json")
@@ -145,33 +150,22 @@ def test_late_result_of_a_run_taken_back_counts_until_another_node_claims_it(
     assert runs_reap() == 1
     run.refresh_from_db()
     assert (run.state, run.node_id, run.failure_code) == ("queued", None, "LOST")
+    assert (run.node_faults, run.charged_attempts, run.fault_nodes) == (1, 0, [node.node.pk])
     late = {"attempt": 1, "result": result_doc(run)}
     foreign = other_node.post(f"/api/agent/runs/{run.pk}/result/", late, format="json")
     assert foreign.status_code == 403
     r = node.post(f"/api/agent/runs/{run.pk}/result/", late, format="json")
-    assert r.status_code == 200 and r.json()["state"] == "done", r.content
-    run.refresh_from_db()
-    assert (run.attempt, run.node_id, run.failure_code) == (1, node.node.pk, "")
-    assert other_node.post(f"/api/agent/runs/{run.pk}/claim/").status_code == 409
-
-
-def test_a_heartbeat_listing_a_run_taken_back_gives_it_back(
-    clients, node, other_node, local_storage
-):
-    run = queued_run(clients)
-    node.post(f"/api/agent/runs/{run.pk}/claim/")
-    presume_dead(node, run)
-    assert runs_reap() == 1
+    assert r.status_code == 409 and "lease on attempt 1 expired" in r.json()["detail"]
+    up = node.post(f"/api/agent/runs/{run.pk}/artifacts/", {"attempt": 1, "name": "logs"})
+    assert up.status_code == 409
     hb = node.post("/api/agent/heartbeat/", {"current_runs": [run.pk]}, format="json").json()
-    assert hb["abandon"] == []
+    assert hb["abandon"] == [run.pk]  # the frozen node stops it; nothing is given back
     run.refresh_from_db()
-    assert (run.state, run.node_id, run.attempt, run.failure_code) == (
-        "running",
-        node.node.pk,
-        1,
-        "",
-    )
-    assert other_node.post(f"/api/agent/runs/{run.pk}/claim/").status_code == 409
+    assert (run.state, Result.objects.filter(run=run).exists()) == ("queued", False)
+    ok = finish(other_node, run, time_ms=2.0)
+    assert ok.status_code == 200 and ok.json()["state"] == "done" and ok.json()["attempt"] == 2
+    run.refresh_from_db()
+    assert (run.verdict, run.category, run.charged_attempts) == ("PASSED", "kernel", 1)
 
 
 def test_late_result_after_another_node_claimed_is_refused(
@@ -209,8 +203,11 @@ def test_no_node_is_presumed_dead_after_an_outage_of_the_server(clients, node, l
     assert (run.state, run.attempt_node_id) == ("queued", node.node.pk)
 
 
-def test_lost_runs_fail_after_max_attempts(clients, node, local_storage, settings):
-    settings.FARM_MAX_ATTEMPTS = 2
+def test_lost_runs_are_not_charged_and_end_after_max_node_faults(
+    clients, node, local_storage, settings
+):
+    settings.FARM_MAX_ATTEMPTS = 1
+    settings.FARM_MAX_NODE_FAULTS = 2
     run = queued_run(clients)
     for expected in ("queued", "failed"):
         node.post(f"/api/agent/runs/{run.pk}/claim/")
@@ -219,10 +216,13 @@ def test_lost_runs_fail_after_max_attempts(clients, node, local_storage, setting
         run.refresh_from_db()
         assert run.state == expected
         Node.objects.filter(pk=node.node.pk).update(last_heartbeat=timezone.now())
-    assert "gave up after 2 attempts" in run.failure_detail
+    assert (run.attempt, run.charged_attempts, run.category) == (2, 0, "farm")
+    assert "gave up after 2 faults of the nodes" in run.failure_detail
 
 
 def test_failure_reports(clients, node, other_node, local_storage):
+    """A retryable failure is the node's fault: not charged, and retried on another node while
+    one is online; a permanent one fails the run, as the farm's outcome."""
     run = queued_run(clients)
     node.post(f"/api/agent/runs/{run.pk}/claim/")
     failure = {
@@ -233,18 +233,64 @@ def test_failure_reports(clients, node, other_node, local_storage):
     assert r.status_code == 200 and r.json()["state"] == "queued"
     again = node.post(f"/api/agent/runs/{run.pk}/result/", failure, format="json")
     assert again.json()["duplicate"] is True
-    assert node.post(f"/api/agent/runs/{run.pk}/claim/").json()["attempt"] == 2
+    run.refresh_from_db()
+    assert (run.node_faults, run.charged_attempts, run.fault_nodes) == (1, 0, [node.node.pk])
+    refused = node.post(f"/api/agent/runs/{run.pk}/claim/")
+    assert refused.status_code == 409 and "faulted on this node" in refused.json()["detail"]
+    assert other_node.post(f"/api/agent/runs/{run.pk}/claim/").json()["attempt"] == 2
     final = {
         "attempt": 2,
         "failure": {"code": "BAD_SOURCE", "detail": "no kernel()", "retryable": False},
     }
-    r = node.post(f"/api/agent/runs/{run.pk}/result/", final, format="json")
+    r = other_node.post(f"/api/agent/runs/{run.pk}/result/", final, format="json")
     assert r.json()["state"] == "failed"
-    for outsider in (other_node,):
-        r = outsider.post(f"/api/agent/runs/{run.pk}/result/", final, format="json")
-        assert r.status_code == 403 and "never held by this node" in r.json()["detail"]
+    run.refresh_from_db()
+    assert (run.category, run.charged_attempts) == ("farm", 1)
+    r = node.post(f"/api/agent/runs/{run.pk}/result/", final, format="json")
+    assert r.status_code == 403 and "never held by this node" in r.json()["detail"]
     both = {"attempt": 2, "failure": final["failure"], "result": result_doc(run)}
-    assert node.post(f"/api/agent/runs/{run.pk}/result/", both, format="json").status_code == 400
+    assert (
+        other_node.post(f"/api/agent/runs/{run.pk}/result/", both, format="json").status_code == 400
+    )
+
+
+def test_a_single_node_may_retry_its_own_fault(clients, node, local_storage):
+    run = queued_run(clients)
+    node.post(f"/api/agent/runs/{run.pk}/claim/")
+    failure = {"attempt": 1, "failure": {"code": "HARNESS_FAILED", "detail": "x", "retryable": 1}}
+    assert node.post(f"/api/agent/runs/{run.pk}/result/", failure, format="json").status_code == 200
+    assert node.post(f"/api/agent/runs/{run.pk}/claim/").json()["attempt"] == 2
+
+
+def test_farm_outcomes_are_measured_again_uncharged_and_never_a_board_entry(
+    clients, node, other_node, local_storage, settings
+):
+    """INCONCLUSIVE: again, anywhere; NODE_FAULT: again, on another node; neither is charged
+    nor stored while faults remain. UNSUPPORTED is final and stated. None is about the kernel."""
+    settings.FARM_MAX_NODE_FAULTS = 3
+    run = queued_run(clients, mode="leaderboard")
+    r = finish(node, run, verdict="INCONCLUSIVE")
+    assert r.status_code == 200 and r.json()["state"] == "queued", r.content
+    run.refresh_from_db()
+    assert (run.failure_code, run.node_faults, run.fault_nodes) == ("INCONCLUSIVE", 1, [])
+    assert "measured again, not charged" in run.failure_detail
+    r = finish(node, run, verdict="NODE_FAULT")
+    assert r.json()["state"] == "queued"
+    run.refresh_from_db()
+    assert (run.node_faults, run.fault_nodes) == (2, [node.node.pk])
+    assert node.post(f"/api/agent/runs/{run.pk}/claim/").status_code == 409
+    r = finish(other_node, run, verdict="INCONCLUSIVE")  # the last fault allowed: kept, final
+    assert r.json()["state"] == "done" and r.json()["verdict"] == "INCONCLUSIVE"
+    run.refresh_from_db()
+    assert (run.category, run.charged_attempts, run.sol_score) == ("farm", 0, None)
+    assert not BoardEntry.objects.filter(run=run).exists()
+    shown = clients["owner"].get(f"/api/runs/{run.pk}/").json()
+    assert (shown["category"], shown["verdict"]) == ("farm", "INCONCLUSIVE")
+    other = queued_run(clients, hardware=[GPU])
+    r = finish(node, other, verdict="UNSUPPORTED")
+    assert r.json()["state"] == "done" and r.json()["verdict"] == "UNSUPPORTED"
+    other.refresh_from_db()
+    assert (other.category, other.node_faults) == ("farm", 0)
 
 
 def test_malformed_or_foreign_documents_are_refused(clients, node, local_storage):
@@ -299,7 +345,9 @@ def test_a_workload_the_server_cannot_resolve_holds_the_run(clients, node, local
     assert "could not check 2 workload time(s)" in run.audit_detail
 
 
-def test_artifacts_through_presigned_s3_urls(clients, node, s3):
+def test_artifacts_go_through_the_server_into_s3_and_their_urls_die_with_the_run(clients, node, s3):
+    from rest_framework.test import APIClient
+
     run = queued_run(clients)
     node.post(f"/api/agent/runs/{run.pk}/claim/")
     r = node.post(
@@ -309,10 +357,13 @@ def test_artifacts_through_presigned_s3_urls(clients, node, s3):
     )
     assert r.status_code == 200, r.content
     up = r.json()
-    assert up["method"] == "PUT" and "X-Amz-Signature" in up["url"]
+    assert up["method"] == "PUT" and "/api/agent/upload/" in up["url"]
+    assert "X-Amz-Signature" not in up["url"]  # a presigned URL could not be revoked
     assert up["headers"] == {"Content-Type": "text/plain; charset=utf-8"}  # the server's type
-    put = requests.put(up["url"], data=b"hello log", headers=up["headers"], timeout=10)
-    assert put.status_code == 200
+    anonymous = APIClient()
+    path = up["url"].replace("http://testserver", "")
+    put = anonymous.put(path, b"hello log", content_type="application/octet-stream")
+    assert put.status_code == 204
     for name in ("../x", "report.html"):
         bad = node.post(
             f"/api/agent/runs/{run.pk}/artifacts/", {"attempt": 1, "name": name}, format="json"
@@ -332,6 +383,10 @@ def test_artifacts_through_presigned_s3_urls(clients, node, s3):
         f"/api/agent/runs/{run.pk}/artifacts/", {"attempt": 1, "name": "logs"}, format="json"
     )
     assert after.status_code == 409 and "can no longer change" in after.json()["detail"]
+    forged = anonymous.put(path, b"forged log", content_type="application/octet-stream")
+    assert forged.status_code == 409  # the URL issued before the result is dead now
+    again = clients["owner"].get(f"/api/runs/{run.pk}/artifacts/logs/")
+    assert requests.get(again["Location"], timeout=10).content == b"hello log"
 
 
 def test_artifacts_through_signed_local_urls(clients, node, local_storage):
@@ -349,7 +404,9 @@ def test_artifacts_through_signed_local_urls(clients, node, local_storage):
         content_type="application/octet-stream",
     )
     assert put.status_code == 204
-    assert (local_storage / up["key"]).read_bytes() == b"local log"
+    stored = Artifact.objects.get(run=run, name="logs").stored_key
+    assert stored.startswith(up["key"] + ".")  # each upload is stored under its own key
+    assert (local_storage / stored).read_bytes() == b"local log"
     forged = anonymous.put(
         up["url"].replace("http://testserver", "")[:-5] + "xxxx/",
         b"evil",
