@@ -69,10 +69,18 @@ class ServerClient:
         }
         return self.call("POST", "/api/agent/register/", json=body)
 
-    def heartbeat(self, *, current_runs: list[int], devices: list[dict] | None) -> HeartbeatAck:
+    def heartbeat(
+        self,
+        *,
+        current_runs: list[int],
+        devices: list[dict] | None,
+        health: dict[str, Any] | None = None,
+    ) -> HeartbeatAck:
         body: dict[str, Any] = {"current_runs": current_runs}
         if devices is not None:
             body["devices"] = devices
+        if health is not None:
+            body["health"] = health
         answer = self.call("POST", "/api/agent/heartbeat/", json=body)
         return _read(HeartbeatAck.from_json, answer, "the heartbeat's answer")
 
@@ -102,14 +110,22 @@ class ServerClient:
         )
 
     def failure(
-        self, run_id: int, attempt: int, *, code: str, detail: str, retryable: bool
+        self,
+        run_id: int,
+        attempt: int,
+        *,
+        code: str,
+        detail: str,
+        retryable: bool,
+        node_fault: bool | None = None,
     ) -> dict:
         """Report that the run could not be evaluated; `retryable` asks the server to requeue
-        it (this is also how a cancelled run is released)."""
-        body = {
-            "attempt": attempt,
-            "failure": {"code": code, "detail": detail[-10000:], "retryable": retryable},
-        }
+        it (this is also how a cancelled run is released). A retryable failure is the node's
+        fault unless `node_fault` is False: not charged, retried on another node."""
+        failure: dict[str, Any] = {"code": code, "detail": detail[-10000:], "retryable": retryable}
+        if node_fault is not None:
+            failure["node_fault"] = node_fault
+        body = {"attempt": attempt, "failure": failure}
         return self.call("POST", f"/api/agent/runs/{run_id}/result/", json=body, run=run_id)
 
     def artifact_url(self, run_id: int, attempt: int, name: str, content_type: str) -> dict:

@@ -68,6 +68,9 @@ class AgentConfig:
     http_backoff_s: float = 0.5
     heartbeat_s: float | None = None  # None: what the server asks for
     workloads: list[str] | None = None  # evaluate only these workload ids (development)
+    selftest_s: float = 900.0  # self-test again after this long (while no slot is busy)
+    selftest_timeout_s: float = 300.0
+    min_free_mb: int = 1024  # free space under FARM_HOME below which the node is unhealthy
 
     @property
     def token_file(self) -> Path:
@@ -102,6 +105,9 @@ def load_config() -> AgentConfig:
         http_backoff_s=env_float("FARM_AGENT_HTTP_BACKOFF_S", 0.5),
         heartbeat_s=heartbeat or None,
         workloads=[w.strip() for w in workloads] or None,
+        selftest_s=env_float("FARM_AGENT_SELFTEST_S", 900.0, minimum=1.0),
+        selftest_timeout_s=env_float("FARM_AGENT_SELFTEST_TIMEOUT_S", 300.0, minimum=1.0),
+        min_free_mb=env_int("FARM_AGENT_MIN_FREE_MB", 1024),
     )
     if not cfg.server_url.startswith(("http://", "https://")):
         raise ConfigError(f"FARM_URL={cfg.server_url!r}: must start with http:// or https://")

@@ -1,5 +1,12 @@
-"""The agent's main process: find devices, get a node token, register, start one worker process
-per slot, then heartbeat and watch the slots until told to stop.
+"""The agent's main process: find devices, get a node token, register, self-test, start one
+worker process per slot, then heartbeat and watch the slots (and its own health) until told to
+stop.
+
+Health (agents.health): the node takes work only while its checks pass. A token the server
+refuses, a failed self-test, a full work disk or a crash-looping slot make it unhealthy: slots
+finish their current job and stop, the heartbeat says why (the nodes page and API show it),
+the metrics too (`farm_agent_healthy`, `farm_agent_health_problem{code}`), and the checks go
+on until they pass again.
 
 Signals: the first SIGTERM (or SIGINT) drains: slots finish their current jobs and exit, the
 heartbeat goes on meanwhile, then the agent leaves. A second one cancels: slots are stopped now
@@ -20,7 +27,8 @@ from agents import state
 from agents.client import ServerClient
 from agents.config import AgentConfig
 from agents.devices import Slot, plan_slots
-from agents.errors import ConfigError
+from agents.errors import AgentError, ConfigError, PermanentError
+from agents.health import Health, HealthMonitor, Problem
 from agents.heartbeat import Heartbeat, release_runs
 from agents.slots import SlotSet
 
@@ -44,6 +52,15 @@ class Agent:
         self.draining = False
         self.wake = threading.Event()
         self.interval_s = cfg.heartbeat_s or 10.0
+        self.monitor = HealthMonitor(
+            cfg,
+            self.slots,
+            self.state_dir,
+            every_s=cfg.selftest_s,
+            timeout_s=cfg.selftest_timeout_s,
+            min_free_bytes=cfg.min_free_mb * 2**20,
+        )
+        self.health = Health()
 
     def _plan(self) -> list[Slot]:
         from farm.hardware.detect import discover
@@ -103,20 +120,54 @@ class Agent:
     # --- running -------------------------------------------------------------------------
 
     def run(self) -> int:
-        self.ensure_token()
-        node_id = self.register().get("node", {}).get("id")
-        state.clear_all(self.state_dir)
         self._metrics()
+        self._signals()
+        registration = self.register_until_accepted()
+        if registration is None:
+            return 0  # stopped before the server accepted the token
+        node_id = registration.get("node", {}).get("id")
+        state.clear_all(self.state_dir)
         slot_env = {"FARM_NODE_TOKEN": self.client.token, "FARM_NODE_NAME": self.cfg.node_name}
         if node_id is not None:
             slot_env["FARM_NODE_ID"] = str(node_id)
         self.slot_set = SlotSet(self.slots, slot_env)
         self.heartbeat = Heartbeat(
-            self.client, self.slots, self.state_dir, work_dir=self.cfg.home / "work"
+            self.client,
+            self.slots,
+            self.state_dir,
+            work_dir=self.cfg.home / "work",
+            health=lambda: self.health.to_json(),
         )
-        self._signals()
-        self.slot_set.start()
+        self.monitor.run_selftest()  # before any slot takes work
+        self.check_health()
+        if self.health.healthy:
+            self.slot_set.start()
+        else:
+            self.slot_set.paused = True
         return self._loop()
+
+    def register_until_accepted(self) -> dict[str, Any] | None:
+        """Token and registration, tried again every heartbeat interval while the server is
+        away or refuses the token (unhealthy meanwhile: TOKEN_REFUSED); None when stopped."""
+        while self.stop_requests == 0:
+            try:
+                self.ensure_token()
+                answer = self.register()
+                self.monitor.note("token", [])
+                return answer
+            except PermanentError as exc:
+                if exc.status not in (401, 403):
+                    raise
+                self.monitor.note("token", [_token_problem(exc)])
+                log.error("the server refuses this node's token: %s", exc)
+            except AgentError as exc:
+                if isinstance(exc, ConfigError):
+                    raise
+                log.warning("cannot register yet: %s", exc)
+            self._export_health(self.monitor.current())
+            self.wake.wait(self.interval_s)
+            self.wake.clear()
+        return None
 
     def _loop(self) -> int:
         while (code := self.step()) is None:
@@ -125,8 +176,10 @@ class Agent:
         return code
 
     def step(self) -> int | None:
-        """One turn of the main loop: a heartbeat, then what the signals and the server asked
-        for. The agent's exit code once it is done (0 drained, 1 cancelled), else None."""
+        """One turn of the main loop: the node's health, a heartbeat, then what the signals and
+        the server asked for. The agent's exit code once it is done (0 drained, 1 cancelled),
+        else None."""
+        self.check_health()
         self.heartbeat.process_one()
         if self.stop_requests >= 2:
             return self._cancel()
@@ -138,8 +191,39 @@ class Agent:
             log.info("drained; bye")
             return 0
         if not self.draining:
+            self._follow_health()
             self.slot_set.process_one()
         return None
+
+    def check_health(self) -> Health:
+        """Refresh the node's health (a due self-test starts in the background while no slot
+        holds a run: never beside a measurement) and export it."""
+        self.monitor.note(
+            "slots", [Problem("SLOT_CRASH_LOOP", s) for s in self.slot_set.crash_looping()]
+        )
+        self.monitor.maybe_start(idle=not state.current_runs(self.state_dir))
+        health = self.monitor.current()
+        if health != self.health:
+            log.log(
+                logging.INFO if health.healthy else logging.WARNING,
+                "health: %s",
+                "ok" if health.healthy else "; ".join(p.detail for p in health.problems),
+            )
+        self.health = health
+        self._export_health(health)
+        return health
+
+    def _follow_health(self) -> None:
+        """Unhealthy: slots finish their current job and stop; healthy again: they start."""
+        if self.health.healthy:
+            self.slot_set.resume()
+        else:
+            self.slot_set.pause()
+
+    def _export_health(self, health: Health) -> None:
+        from agents import metrics
+
+        metrics.health_set(health.healthy, {p.code for p in health.problems})
 
     def _cancel(self) -> int:
         log.warning("cancelling: stopping slots now and releasing their runs")
@@ -190,6 +274,14 @@ class Agent:
                 metrics.serve(self.cfg.metrics_port)
             except OSError as exc:
                 log.warning("metrics not served on port %d: %s", self.cfg.metrics_port, exc)
+
+
+def _token_problem(exc: PermanentError) -> Problem:
+    return Problem(
+        "TOKEN_REFUSED",
+        f"the server refuses this node's token ({exc}); install a valid one "
+        "(FARM_NODE_TOKEN or FARM_NODE_TOKEN_FILE) or re-enable the node",
+    )
 
 
 def _safe(name: str) -> str:

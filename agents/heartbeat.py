@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +28,16 @@ DEVICE_READING_EVERY = 4  # read device health every Nth beat (NVML calls are no
 
 class Heartbeat:
     def __init__(
-        self, client: ServerClient, slots: list[Slot], state_dir: Path, work_dir: Path | None = None
+        self,
+        client: ServerClient,
+        slots: list[Slot],
+        state_dir: Path,
+        work_dir: Path | None = None,
+        health: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
         self.client, self.slots, self.state_dir = client, slots, state_dir
         self.work_dir = work_dir
+        self.health = health  # the node's own health report (agents.health), sent each beat
         self.beats = 0
         self.last_ok: float | None = None
         self.drain_requested = False
@@ -46,11 +53,12 @@ class Heartbeat:
         readings = self._readings() if self.beats % DEVICE_READING_EVERY == 0 else None
         self.beats += 1
         try:
-            answer = self.client.heartbeat(current_runs=current, devices=readings)
+            health = self.health() if self.health is not None else None
+            answer = self.client.heartbeat(current_runs=current, devices=readings, health=health)
         except AgentError as exc:
             log.warning("heartbeat failed: %s", exc)
             return False
-        self.last_ok = time.time()
+        self.last_ok = time.monotonic()
         self.drain_requested = answer.drain
         self.abandoned = list(answer.abandon)
         if self.abandoned:

@@ -18,7 +18,6 @@ import shutil
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -34,15 +33,27 @@ from farm.result import Result, ResultSchemaError
 
 log = logging.getLogger(__name__)
 RESULT_PATIENCE_S = 600.0  # how long a finished result is retried while the server is away
+HARNESS_ERROR_CODES = frozenset({"HARNESS_ERROR"})
 Evaluate = Callable[..., dict[str, Any]]
+SelfTest = Callable[..., list[Any]]  # agents.health.selftest: (slot, cfg, *, timeout_s) -> problems
+
+
+def _selftest(slot: Slot, cfg: AgentConfig, *, timeout_s: float) -> list[Any]:
+    from agents.health import selftest
+
+    return selftest(slot, cfg, timeout_s=timeout_s)
 
 
 class Cancelled(Exception):
-    """The agent is cancelling the current job (second SIGTERM, or a soft time limit)."""
+    """The agent is cancelling the current job (second SIGTERM, a soft time limit, a harness
+    that failed). `node_fault`: the node is to blame (not charged; retried on another node)."""
 
-    def __init__(self, code: str, detail: str, *, retryable: bool) -> None:
+    def __init__(
+        self, code: str, detail: str, *, retryable: bool, node_fault: bool | None = None
+    ) -> None:
         super().__init__(detail)
         self.code, self.detail, self.retryable = code, detail, retryable
+        self.node_fault = node_fault
 
 
 @dataclass
@@ -89,8 +100,10 @@ class JobRunner:
         *,
         evaluate: Evaluate = default_evaluate,
         suites: SuiteCache | None = None,
+        selftest: SelfTest | None = None,
     ) -> None:
         self.cfg, self.client, self.slot, self.evaluate = cfg, client, slot, evaluate
+        self.selftest = selftest or _selftest
         self.suites = suites or SuiteCache(cfg.home / "suite-cache", client)
         node_dir = cfg.state_dir / _safe(cfg.node_name)
         self.state = SlotState(node_dir, slot.number)
@@ -166,7 +179,9 @@ class JobRunner:
         except ClaimLost as exc:
             out.status, out.detail = "claim_lost", str(exc)
         except Cancelled as exc:
-            self._fail(job, out, exc.code, exc.detail, retryable=exc.retryable)
+            self._fail(
+                job, out, exc.code, exc.detail, retryable=exc.retryable, node_fault=exc.node_fault
+            )
         except SuiteMismatch as exc:
             self._fail(job, out, "SUITE_UNAVAILABLE", str(exc), retryable=False)
         except ResultSchemaError as exc:
@@ -180,7 +195,7 @@ class JobRunner:
 
     def _evaluate_and_report(self, job: Job, out: Outcome) -> None:
         run_id, attempt = job.run, job.attempt
-        self.client.start(run_id, attempt)
+        self._start(job)
         workdir = self.cfg.home / "work" / f"run-{run_id}-{attempt}"
         try:
             t0 = time.monotonic()
@@ -188,6 +203,8 @@ class JobRunner:
             source = self._stage_source(job, workdir)
             out.timings.prepare = time.monotonic() - t0
             document = self._evaluate(job, source, suite, out.timings)
+            if _harness_suspect(document):
+                self._check_node(f"the harness reported its own error ({_harness_codes(document)})")
             artifacts = self._artifacts(job, document, source, suite, workdir, out.timings)
             names = self._upload(job, artifacts, out.timings)
             result = Result.from_json(document)  # ResultSchemaError: the harness's own fault
@@ -242,9 +259,13 @@ class JobRunner:
                 "TIMEOUT", f"the evaluation passed its soft time limit ({exc})", retryable=False
             ) from exc
         except Exception as exc:
-            raise Cancelled(
-                "HARNESS_FAILED", f"{type(exc).__name__}: {exc}", retryable=_retryable(exc)
-            ) from exc
+            if not _node_side(exc):
+                raise Cancelled(
+                    "SUBMISSION_UNUSABLE", f"{type(exc).__name__}: {exc}", retryable=False
+                ) from exc
+            detail = f"{type(exc).__name__}: {exc}"
+            self._check_node(detail)
+            raise Cancelled("HARNESS_FAILED", detail, retryable=True, node_fault=True) from exc
         finally:
             timings.evaluate = time.monotonic() - t0
         timings.phases = {k: round(v, 4) for k, v in spent.items()}
@@ -313,6 +334,39 @@ class JobRunner:
         t.upload = time.monotonic() - t0
         return names
 
+    def _start(self, job: Job) -> None:
+        """running, retried while the server is away for as long as the lease lasts: the node
+        holds the run while its heartbeats list it, and the server takes nothing back during an
+        outage of its own (docs/operations.md); a refusal (ClaimLost) drops the job."""
+        deadline = time.monotonic() + max(RESULT_PATIENCE_S, job_lease_s(job))
+        while True:
+            try:
+                self.client.start(job.run, job.attempt)
+                return
+            except RetryableError:
+                if time.monotonic() > deadline:
+                    raise
+                log.warning("run %s: server unreachable at start; retrying", job.run)
+                time.sleep(2.0)
+
+    def _check_node(self, why: str) -> None:
+        """An evaluation failed in a way that may be the node's: self-test this slot now. A
+        failed self-test makes the node unhealthy (agents.health) and this run a NODE_FAULT
+        (not charged, run elsewhere); a passing one leaves the outcome as it is."""
+        from agents import health
+
+        problems = self.selftest(self.slot, self.cfg, timeout_s=self.cfg.selftest_timeout_s)
+        if not problems:
+            log.info("self-test after %s: the node works", why)
+            return
+        health.slot_failure_note(self.state_dir, self.slot.number, problems)
+        raise Cancelled(
+            "NODE_FAULT",
+            f"{why}; the node's self-test failed: {problems[0].detail}",
+            retryable=True,
+            node_fault=True,
+        )
+
     def _post_result(self, job: Job, result: Result, names: list[str]) -> None:
         """Post until the server answers; the post is idempotent (same attempt, same document)."""
         deadline = time.monotonic() + RESULT_PATIENCE_S
@@ -326,11 +380,27 @@ class JobRunner:
                 log.warning("run %s: server unreachable, result kept; retrying", job.run)
                 time.sleep(2.0)
 
-    def _fail(self, job: Job, out: Outcome, code: str, detail: str, *, retryable: bool):
+    def _fail(
+        self,
+        job: Job,
+        out: Outcome,
+        code: str,
+        detail: str,
+        *,
+        retryable: bool,
+        node_fault: bool | None = None,
+    ) -> None:
         out.status = "released" if retryable else "failed"
         out.detail = detail
         try:
-            self.client.failure(job.run, job.attempt, code=code, detail=detail, retryable=retryable)
+            self.client.failure(
+                job.run,
+                job.attempt,
+                code=code,
+                detail=detail,
+                retryable=retryable,
+                node_fault=node_fault,
+            )
         except ClaimLost as exc:
             out.status, out.detail = "claim_lost", str(exc)
         except (RetryableError, PermanentError) as exc:
@@ -338,29 +408,38 @@ class JobRunner:
             log.error("run %s: could not report %s: %s", job.run, code, exc)
 
 
-def _retryable(exc: Exception) -> bool:
-    """A farm failure (no sandbox, an unusable suite) is the node's fault: another node may
-    succeed. Anything else is a bug or the submission's doing: don't retry it."""
+def _node_side(exc: Exception) -> bool:
+    """An exception out of the harness is the node's (its sandbox, its disk, a bug of the
+    trusted side), unless the harness says the submission cannot be used at all."""
     from farm.errors import SubmissionError
-    from farm.sandbox.base import SandboxUnavailable
 
-    if isinstance(exc, SubmissionError):
-        return False
-    return isinstance(exc, SandboxUnavailable | OSError | MemoryError)
+    return not isinstance(exc, SubmissionError)
+
+
+def _harness_codes(document: dict[str, Any]) -> str:
+    codes = [r.get("code") for r in document.get("reasons", []) if isinstance(r, dict)]
+    for w in document.get("workloads", []):
+        codes += [e.get("code") for e in (w.get("errors") or []) if isinstance(e, dict)]
+    return ", ".join(sorted({str(c) for c in codes if c in HARNESS_ERROR_CODES}))
+
+
+def _harness_suspect(document: dict[str, Any]) -> bool:
+    """The document blames the harness itself (HARNESS_ERROR), which a sick node shows as
+    RUNTIME_ERROR for every kernel. The claim comes from the submission's process, so it is
+    only a reason to self-test the node, never a verdict of its own."""
+    return bool(_harness_codes(document))
+
+
+def job_lease_s(job: Job) -> float:
+    """How long the server lets the node hold a run without hearing it (s), when it says."""
+    return float(job.lease_s or 0.0)
 
 
 def _queue_wait(job: Job) -> float | None:
-    """Seconds from the server handing the run to the broker (`sent_at`) to now, if known."""
-    from datetime import datetime
-
-    sent = job.sent_at
-    if not sent:
-        return None
-    try:
-        then = datetime.fromisoformat(str(sent).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return max(0.0, (datetime.now(UTC) - then).total_seconds())
+    """Seconds from the server handing the run to the broker to the claim, as the server
+    measured them (`queued_s`): the node's own clock is never compared with the server's."""
+    queued = job.queued_s
+    return max(0.0, float(queued)) if queued is not None else None
 
 
 def _safe(name: str) -> str:

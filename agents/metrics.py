@@ -35,6 +35,27 @@ DEVICE_UTILISATION = Gauge(
     ["slot", "hardware"],
     multiprocess_mode="max",
 )
+HEALTHY = Gauge(
+    "farm_agent_healthy",
+    "1 when the node's own checks pass (self-test, disk, token, slots); 0: it takes no work",
+    multiprocess_mode="max",
+)
+HEALTH_PROBLEM = Gauge(
+    "farm_agent_health_problem",
+    "1 for each problem the node reports (SELFTEST_FAILED, DISK_FULL, TOKEN_REFUSED, ...)",
+    ["code"],
+    multiprocess_mode="max",
+)
+PROBLEM_CODES = ("SELFTEST_FAILED", "DISK_FULL", "TOKEN_REFUSED", "SLOT_CRASH_LOOP")
+
+
+def health_set(healthy: bool, codes: set[str]) -> None:
+    """Export the node's health (the main process calls this after each check)."""
+    HEALTHY.set(1 if healthy else 0)
+    for code in {*PROBLEM_CODES, *codes}:
+        HEALTH_PROBLEM.labels(code).set(1 if code in codes else 0)
+
+
 BUSY_SLOTS = Gauge(
     "farm_agent_busy_slots", "Slots evaluating a run now", ["hardware"], multiprocess_mode="max"
 )

@@ -55,7 +55,11 @@ class TimeLimits:
 class Job:
     """What a won claim hands the node: the run and attempt it now holds, what to evaluate
     (suite, problem, hardware class, mode, the source and its sha256) and within what limits.
-    `sent_at` is when the server handed the run to the broker (None when not yet known)."""
+    `sent_at` is when the server handed the run to the broker (None when not yet known).
+    Durations the node needs come measured by the server, so that no node compares its own
+    clock with the server's: `queued_s`, from the hand-off to the broker to this claim, and
+    `lease_s`, how long the server lets the node hold the run without hearing from it (None
+    from servers that do not send them)."""
 
     run: int
     attempt: int
@@ -71,6 +75,8 @@ class Job:
     time_limits: TimeLimits
     created_at: str
     sent_at: str | None
+    queued_s: float | None = None
+    lease_s: float | None = None
 
     @classmethod
     def from_json(cls, data: Any, where: str = "job") -> Job:
@@ -88,6 +94,8 @@ class Job:
             time_limits=TimeLimits.from_json(f.mapping("time_limits"), f"{where}.time_limits"),
             created_at=f.text("created_at"),
             sent_at=f.text("sent_at", null=True),
+            queued_s=f.number("queued_s", required=False),
+            lease_s=f.number("lease_s", required=False),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -106,6 +114,8 @@ class Job:
             "time_limits": self.time_limits.to_json(),
             "created_at": self.created_at,
             "sent_at": self.sent_at,
+            "queued_s": self.queued_s,
+            "lease_s": self.lease_s,
         }
 
 

@@ -37,6 +37,12 @@ JobOutput = inline_serializer(
         "time_limits": serializers.DictField(help_text="{soft_s, hard_s}"),
         "created_at": serializers.DateTimeField(),
         "sent_at": serializers.DateTimeField(allow_null=True),
+        "queued_s": serializers.FloatField(
+            allow_null=True, help_text="from the hand-off to the broker to this claim, s"
+        ),
+        "lease_s": serializers.FloatField(
+            allow_null=True, help_text="how long the run stays this node's without a heartbeat, s"
+        ),
     },
 )  # farm.node_api.Job: tests/leaderboard/runs/test_node_api_types.py holds the two equal
 StateOutput = inline_serializer(
@@ -77,7 +83,16 @@ def job(run: Run, *, source: str | None) -> dict:
         time_limits=TimeLimits(soft_s=soft, hard_s=hard),
         created_at=run.created_at.isoformat(),
         sent_at=run.sent_at.isoformat() if run.sent_at else None,
+        queued_s=_queued_s(run),
+        lease_s=float(settings.FARM_NODE_DEAD_AFTER_S),
     ).to_json()
+
+
+def _queued_s(run: Run) -> float | None:
+    """Seconds from the hand-off to the broker to the claim, on the server's clock."""
+    if run.sent_at is None or run.claimed_at is None:
+        return None
+    return round(max(0.0, (run.claimed_at - run.sent_at).total_seconds()), 3)
 
 
 class AttemptInput(serializers.Serializer):

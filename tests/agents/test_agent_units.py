@@ -285,14 +285,22 @@ class FakeServer:
             self.result_errors -= 1
             raise RetryableError("server away")
 
-    def failure(self, run_id, attempt, *, code, detail, retryable):  # type: ignore[no-untyped-def]
+    def failure(self, run_id, attempt, *, code, detail, retryable, node_fault=None):  # type: ignore[no-untyped-def]
         self.calls.append(("failure", run_id, attempt, code, retryable))
+        self.node_fault, self.failure_detail = node_fault, detail
 
 
-def runner(tmp_path, server, evaluate) -> JobRunner:  # type: ignore[no-untyped-def]
+def runner(tmp_path, server, evaluate, selftest=None) -> JobRunner:  # type: ignore[no-untyped-def]
     cfg = AgentConfig(home=tmp_path, node_name="n1", sandbox="bwrap")
     slot = Slot(0, "npu-sim-v1", "npu-sim", 0, "NPU")
-    return JobRunner(cfg, server, slot, evaluate=evaluate, suites=SuiteCache(tmp_path, server))
+    return JobRunner(
+        cfg,
+        server,
+        slot,
+        evaluate=evaluate,
+        suites=SuiteCache(tmp_path, server),
+        selftest=selftest or (lambda *a, **k: []),
+    )
 
 
 def fake_document(source_path, **options):  # type: ignore[no-untyped-def]

@@ -44,10 +44,19 @@ class FakeSlots:
     def kill(self) -> None:
         self.calls.append("kill")
 
+    def crash_looping(self) -> list[str]:
+        return []
+
+    def pause(self) -> None:
+        self.calls.append("pause")
+
+    def resume(self) -> None:
+        self.calls.append("resume")
+
 
 @pytest.fixture
 def agent(tmp_path: Path) -> daemon.Agent:
-    a = daemon.Agent(AgentConfig(home=tmp_path, node_name="n1"), slots=[])
+    a = daemon.Agent(AgentConfig(home=tmp_path, node_name="n1", min_free_mb=0), slots=[])
     a.heartbeat, a.slot_set = FakeHeartbeat(), FakeSlots()
     return a
 
@@ -55,7 +64,7 @@ def agent(tmp_path: Path) -> daemon.Agent:
 def test_a_step_beats_and_watches_the_slots(agent: daemon.Agent) -> None:
     assert agent.step() is None and agent.step() is None
     assert agent.heartbeat.beats == 2
-    assert agent.slot_set.calls == ["process", "process"]
+    assert agent.slot_set.calls == ["resume", "process", "resume", "process"]
 
 
 def test_first_sigterm_drains_and_the_agent_leaves_when_slots_are_done(

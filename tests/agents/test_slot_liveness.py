@@ -30,7 +30,7 @@ class Beats(FakeServer):
         super().__init__()
         self.abandon = abandon or []
 
-    def heartbeat(self, *, current_runs, devices):  # type: ignore[no-untyped-def]
+    def heartbeat(self, *, current_runs, devices, health=None):  # type: ignore[no-untyped-def]
         self.calls.append(("heartbeat", tuple(current_runs)))
         return HeartbeatAck("online", self.abandon, drain=False, server_time="")
 
