@@ -504,3 +504,27 @@ def test_enrolment_with_the_shared_secret(clients, settings, db):
     }
     codes = [agent.post("/api/agent/enroll/", body, format="json").status_code for _ in range(3)]
     assert codes[-1] == 429  # guesses of the secret are counted per address, wrong ones too
+
+
+def test_an_unhealthy_node_says_why_and_claims_nothing(clients, node, other_node, local_storage):
+    from django.test import Client
+
+    run = queued_run(clients)
+    sick = {
+        "healthy": False,
+        "problems": [{"code": "SELFTEST_FAILED", "detail": "vector_add: cc cannot link"}],
+        "checks": 3,
+    }
+    hb = node.post("/api/agent/heartbeat/", {"current_runs": [], "health": sick}, format="json")
+    assert hb.status_code == 200 and hb.json()["status"] == "unhealthy"
+    listed = {n["name"]: n for n in clients["anonymous"].get("/api/nodes/").json()}
+    assert listed["node-a"]["status"] == "unhealthy"
+    assert listed["node-a"]["problems"] == sick["problems"]
+    assert listed["node-b"]["problems"] == []
+    refused = node.post(f"/api/agent/runs/{run.pk}/claim/")
+    assert refused.status_code == 409 and "unhealthy" in refused.json()["detail"]
+    metrics = Client().get("/metrics").content.decode()
+    assert 'farm_nodes_unhealthy{node="node-a",problem="SELFTEST_FAILED"} 1.0' in metrics
+    well = {"healthy": True, "problems": [], "checks": 4}
+    node.post("/api/agent/heartbeat/", {"current_runs": [], "health": well}, format="json")
+    assert node.post(f"/api/agent/runs/{run.pk}/claim/").status_code == 200

@@ -18,6 +18,7 @@ from leaderboard.runs.node_apis import HeartbeatAckOutput
 # the serializer field that carries each annotation (a nested typed object is a JSON object)
 _FIELD_OF = {
     int: serializers.IntegerField,
+    float: serializers.FloatField,
     str: serializers.CharField,
     bool: serializers.BooleanField,
     list[int]: serializers.ListField,
