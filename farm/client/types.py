@@ -10,10 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from farm.result import SCHEMA, Interval, Reason, WorkloadEntry
+from farm.result import FARM_OUTCOMES, SCHEMA, Interval, Reason, Verdict, WorkloadEntry
 from farm.result import Result as ResultDocument
 
 FINISHED_STATES = frozenset({"done", "failed"})
+KERNEL_VERDICTS = frozenset(v.value for v in Verdict if v.blames_submission)
+FARM_VERDICTS = frozenset(v.value for v in FARM_OUTCOMES)
 
 
 def _float(value: Any) -> float | None:
@@ -111,6 +113,11 @@ class Result:
     def passed(self) -> bool:
         return self.verdict == "PASSED"
 
+    @property
+    def is_about_kernel(self) -> bool:
+        """The verdict is about the kernel (not UNSUPPORTED, INCONCLUSIVE or NODE_FAULT)."""
+        return self.verdict in KERNEL_VERDICTS
+
 
 @dataclass(frozen=True)
 class Run:
@@ -133,6 +140,7 @@ class Run:
     audit: str  # "" (none), pending, confirmed or held: a would-be first place is re-run first
     audit_detail: str
     raw: dict[str, Any] = field(repr=False)
+    category: str = ""  # kernel | farm once finished (docs/outcomes.md); "" before
 
     @classmethod
     def from_json(cls, data: dict[str, Any], *, submission: int | None = None) -> Run:
@@ -155,12 +163,47 @@ class Run:
             audit=str(data.get("audit") or ""),
             audit_detail=str(data.get("audit_detail") or ""),
             raw=data,
+            category=str(data.get("category") or ""),
         )
 
     @property
     def finished(self) -> bool:
         """True once the run is done or failed for good (it will not change again)."""
         return self.state in FINISHED_STATES
+
+    @property
+    def is_about_kernel(self) -> bool:
+        """The run ended with a verdict about the kernel (PASSED, INCORRECT, COMPILE_ERROR,
+        RUNTIME_ERROR, TIMEOUT, REJECTED). False while it runs and for the farm's own outcomes
+        (UNSUPPORTED, INCONCLUSIVE, NODE_FAULT, a failure to evaluate): those say nothing
+        about the kernel. docs/outcomes.md."""
+        if not self.finished or self.state != "done":
+            return False
+        if self.category:
+            return self.category == "kernel"
+        return (self.verdict or "") in KERNEL_VERDICTS  # a server older than `category`
+
+    @property
+    def reward_usable(self) -> bool:
+        """The outcome may become a reward (positive or negative): it is about the kernel and
+        not held by the audit (a held first place waits for an operator). A farm outcome is
+        never a reward: neither zero nor a penalty; leave the sample out or measure again."""
+        return self.is_about_kernel and self.audit != "held"
+
+    @property
+    def advice(self) -> str:
+        """What a loop should do with this run: `use` (reward_usable), `wait` (not finished,
+        or a first place held for an operator), `resubmit` (the farm could not measure it
+        here: INCONCLUSIVE, NODE_FAULT or a failure to evaluate; the farm already retried,
+        uncharged), `skip-hardware` (UNSUPPORTED: this device cannot run what the kernel
+        uses; do not retry it here)."""
+        if self.reward_usable:
+            return "use"
+        if not self.finished or self.audit == "held":
+            return "wait"
+        if self.verdict == Verdict.UNSUPPORTED.value:
+            return "skip-hardware"
+        return "resubmit"
 
 
 @dataclass(frozen=True)
