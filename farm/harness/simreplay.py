@@ -57,7 +57,11 @@ def judge(
         "sampled": reply.sampled,
         "sim_wall_s": reply.sim_wall_s,
         "check_wall_s": reply.check_wall_s,
-        "replay_limit": {"programs": budget.programs, "wall_s": round(budget.seconds, 1)},
+        "replay_limit": {
+            "programs": budget.programs,
+            "sampled_launches": budget.sampled_launches,
+            "wall_s": round(budget.seconds, 1),
+        },
         "check": check,
     }
     if errors:

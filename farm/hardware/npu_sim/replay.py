@@ -8,11 +8,13 @@ with kernels compiled from the recorded source (tritonsrc) under the counting in
 Large launches are counted from a sample of their programs (farm.hardware.npu_sim.sampling).
 
 Outputs: an element is *produced* when a step that ran in full wrote it: a PyTorch op (not an
-allocation), or a program instance that ran every iteration of its loops. Data a program read
-does not matter: a store that read an uninitialised scratch buffer is produced, and compared.
-So that a later step never reads what skipped programs would have written, a sampled launch
-whose buffers a later step uses runs its other programs too, for values only (uncounted). The
-caller compares every produced element of the outputs with the reference.
+allocation), or a program instance that ran every iteration of its loops. What a program read
+does not matter (a store after a load of an uninitialised scratch buffer is produced, and
+compared), with one exception: data that the programs a sample left out would have written.
+So that later steps read real values, a sampled launch of at most FILL_PROGRAMS programs whose
+buffers a later step uses runs its other programs too, for values only (uncounted); past that,
+its buffers are *partial*, and a program or op that reads an unwritten part of them produces
+nothing. The caller compares every produced element of the outputs with the reference.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from farm.hardware.npu_sim.trace import (
 )
 
 MAX_GRID = 1 << 26  # programs per launch (sampled launches are not run program by program)
+FILL_PROGRAMS = 1024  # a sampled launch read by later steps runs in full for values up to this
 
 # PyTorch ops a trace may hold (overload packets of aten); others are refused.
 TORCH_OPS = frozenset(
@@ -211,7 +214,8 @@ class ReplayLedger(Ledger):
     def __init__(self, limits: SimLimits, buffer_bytes: int) -> None:
         super().__init__(limits, buffer_bytes)
         self.known: dict[int, Any] = {}  # storage pointer -> True | False | bool array (bytes)
-        self.tainted = False  # the program now running skipped loop iterations
+        self.tainted = False  # the program now running skipped loop iterations or read data
+        self.partial: set[int] = set()  # storages a sampled launch wrote only in part
         self.stored: list[tuple[int, np.ndarray, int]] = []  # (ptr, offsets, esize)
         self.prog_writes: dict[int, int] = {}
         self.launch_writes: list[tuple[tuple[int, int], ...]] = []
@@ -257,6 +261,19 @@ class ReplayLedger(Ledger):
             sel = idx == i
             out.append((amap.keys[i], rel[sel] - int(amap._bases[i])))
         return out
+
+    def count_load(self, addrs: np.ndarray, esize: int) -> None:
+        super().count_load(addrs, esize)
+        if self.program is None or self.tainted or not self.partial:
+            return
+        for ptr, offs in self._where(addrs):
+            if ptr in self.partial and not self.known_bytes(ptr, offs):
+                self.tainted = True
+                return
+
+    def known_bytes(self, ptr: int, offs: np.ndarray) -> bool:
+        state = self.known.get(ptr, False)
+        return bool(state) if not isinstance(state, np.ndarray) else bool(state[offs].all())
 
     def count_store(self, addrs: np.ndarray, esize: int) -> None:
         super().count_store(addrs, esize)
@@ -404,14 +421,13 @@ def _buffers_of(step: Launch | TorchOp) -> set[int]:
 
 def fill_programs(trace: Trace) -> int:
     """Programs the replay runs for values only: every program of each launch of more than
-    FULL_PROGRAMS whose buffers a later step uses (at most; a launch simulated in full runs
-    them once)."""
+    FULL_PROGRAMS and at most FILL_PROGRAMS whose buffers a later step uses."""
     used_later = buffers_used_later(trace)
     return sum(
         math.prod(step.grid)
         for i, step in enumerate(trace.steps)
         if isinstance(step, Launch)
-        and math.prod(step.grid) > sampling.FULL_PROGRAMS
+        and sampling.FULL_PROGRAMS < math.prod(step.grid) <= FILL_PROGRAMS
         and _buffers_of(step) & used_later[i]
     )
 
@@ -490,7 +506,11 @@ def _torch_op(step: TorchOp, bufs: Buffers, led: ReplayLedger, mode_cls: Any) ->
     op = _op(step.op)
     args = _value(step.args, bufs)
     kwargs = _value(step.kwargs, bufs)
-    known = "empty" not in step.op  # it ran in full; an allocation produces nothing
+    reads = [t for t in _leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+    # it ran in full; an allocation produces nothing, nor does an op over skipped data
+    known = "empty" not in step.op and not any(
+        t.untyped_storage().data_ptr() in led.partial and bufs.known(t) is not True for t in reads
+    )
     started = time.perf_counter()
     try:
         with mode_cls():
@@ -558,8 +578,10 @@ def _launch(
             _run_all(grid, run_program)
             led.end_launch(jit.__name__, grid)
             return False
-        if _buffers_of(step) & fill:
+        if _buffers_of(step) & fill and programs <= FILL_PROGRAMS:
             _fill(grid, chosen, run_program, led)
+        elif _buffers_of(step) & fill:
+            led.partial |= {bufs.storages[b].data_ptr() for b in _buffers_of(step) & fill}
     runs = sampling.expand(grid, table)
     led.seal(LaunchRecord(name=jit.__name__, kind="triton", grid=grid, programs=(), runs=runs))
     led.programs, led.program, led.amap = [], None, None

@@ -29,17 +29,18 @@ from farm.sandbox import Limits, Runner
 REPLAY_ARGS = ["-m", "farm.harness.simreplay"]  # what the sandbox's interpreter runs
 GiB = 1 << 30
 
-# The replay's wall-clock limit: START_S + FACTOR x PROGRAM_S x programs it may run, at most
-# CAP_S. PROGRAM_S is the slowest rate per program instance measured for honest kernels at
-# real size (docs/npu-sim.md, "Trust model": online softmax with BLOCK 16..256); START_S the
-# sandbox start, interpreter, torch and triton imports, measured at about 6 s.
+# The replay's wall-clock limit: START_S + FACTOR x (PROGRAM_S x programs run in full +
+# SAMPLED_LAUNCH_S x sampled launches), at most CAP_S (docs/npu-sim.md, "Trust model", has the
+# measurements). PROGRAM_S: the slowest honest program instance run in full that was measured
+# (4.4 s: online softmax, 4 rows of 8192 columns in BLOCK 16, three passes, on one busy core).
+# SAMPLED_LAUNCH_S: a sampled launch runs a few programs of each class with sampled loops
+# and VALUE_ITERATIONS loop iterations again (measured at most 0.3 s). START_S: the sandbox,
+# interpreter, torch and triton start (measured about 3 s).
 START_S = 30.0
-PROGRAM_S = 0.05
-FACTOR = 10.0
+PROGRAM_S = 5.0
+SAMPLED_LAUNCH_S = 5.0
+FACTOR = 4.0
 CAP_S = 1800.0
-# Programs a sampled launch runs at most: 4 of the bulk class, 2 of each of 26 other classes,
-# and one full re-run per class (sampling.SAMPLE_MIDDLE, SAMPLE_EDGE, values_agree).
-SAMPLED_PROGRAMS = sampling.SAMPLE_MIDDLE + 26 * sampling.SAMPLE_EDGE + 27
 # statuses a replay may report about itself: it can make its outcome worse, never better
 STATUSES = ("REJECTED", "INCORRECT", "RUNTIME_ERROR", "UNSUPPORTED")
 
@@ -49,35 +50,31 @@ class ReplayBudget:
     """What the replay of one trace may use: `programs` (program instances it may run,
     counted or for values), `seconds` (wall clock, from spawn), `memory_bytes`."""
 
-    programs: int
+    programs: int  # program instances run in full (launches of at most FULL_PROGRAMS, fills)
+    sampled_launches: int
     seconds: float
     memory_bytes: int
     output_bytes: int
 
     @classmethod
     def of(cls, trace: Trace) -> ReplayBudget:
-        """The budget of `trace`: every program of a launch of at most FULL_PROGRAMS, or of one
-        whose buffers a later step uses (run for values too); SAMPLED_PROGRAMS for others."""
-        from farm.hardware.npu_sim.replay import buffers_used_later
+        """The budget of `trace` (the module's constants say how it is sized)."""
+        from farm.hardware.npu_sim.replay import fill_programs
 
-        used_later = buffers_used_later(trace)
-        programs = 0
-        for i, step in enumerate(trace.steps):
-            if not isinstance(step, Launch):
-                continue
-            p = math.prod(step.grid)
-            args = {v.buffer for _, v in step.args if hasattr(v, "buffer")}
-            full = p <= sampling.FULL_PROGRAMS or bool(args & used_later[i])
-            programs += p if full else min(p, SAMPLED_PROGRAMS)
-        seconds = min(CAP_S, START_S + FACTOR * PROGRAM_S * programs)
+        grids = [math.prod(s.grid) for s in trace.steps if isinstance(s, Launch)]
+        full = sum(p for p in grids if p <= sampling.FULL_PROGRAMS) + fill_programs(trace)
+        sampled = sum(1 for p in grids if p > sampling.FULL_PROGRAMS)
+        work = PROGRAM_S * full + SAMPLED_LAUNCH_S * sampled
+        seconds = min(CAP_S, START_S + FACTOR * work)
         data = sum(trace.buffers)
         out = sum(_nbytes(trace, i) for i in range(len(trace.outputs)))
-        return cls(programs, seconds, 4 * GiB + 3 * data, 2 * out + (64 << 20))
+        return cls(full, sampled, seconds, 4 * GiB + 3 * data, 2 * out + (64 << 20))
 
     def describe(self) -> str:
         return (
-            f"{self.programs} program instances x {PROGRAM_S:g} s x {FACTOR:g} + {START_S:g} s "
-            f"= {self.seconds:.0f} s (at most {CAP_S:g} s)"
+            f"{START_S:g} s + {FACTOR:g} x ({self.programs} programs in full x {PROGRAM_S:g} s + "
+            f"{self.sampled_launches} sampled launches x {SAMPLED_LAUNCH_S:g} s) = "
+            f"{self.seconds:.0f} s (at most {CAP_S:g} s)"
         )
 
 

@@ -235,12 +235,13 @@ def test_an_honest_online_softmax_passes_whatever_its_block(block, replay_runner
     assert kernel.constants == (("ROW_BLOCK", 4),) and kernel.helpers[0][0] == "_row_max"
 
 
-def test_the_replay_limit_grows_with_the_programs_it_runs():
-    x = torch.randn(64, 256)
-    trace, _ = record_call(lambda xs: [_online(64)(*xs)], [x])
+def test_the_replay_limit_grows_with_the_work_it_runs():
+    """Programs run in full count PROGRAM_S each, sampled launches SAMPLED_LAUNCH_S."""
+    trace, _ = record_call(lambda xs: [_online(64)(*xs)], [torch.randn(64, 256)])
     budget = sandboxed.ReplayBudget.of(trace)
-    assert budget.programs == 16  # a launch of at most FULL_PROGRAMS runs in full
+    assert (budget.programs, budget.sampled_launches) == (16, 0)  # 16 programs: in full
     assert budget.seconds == sandboxed.START_S + sandboxed.FACTOR * sandboxed.PROGRAM_S * 16
-    big = torch.randn(4096, 256)
-    trace, _ = record_call(lambda xs: [_online(64)(*xs)], [big])
-    assert sandboxed.ReplayBudget.of(trace).programs == sandboxed.SAMPLED_PROGRAMS
+    trace, _ = record_call(lambda xs: [_online(64)(*xs)], [torch.randn(4096, 256)])
+    budget = sandboxed.ReplayBudget.of(trace)
+    assert (budget.programs, budget.sampled_launches) == (0, 1)
+    assert budget.seconds < sandboxed.START_S + sandboxed.FACTOR * sandboxed.PROGRAM_S * 16
