@@ -79,6 +79,13 @@ class LocalFarm:
         )
         wait_http(self.url + "/api/")
 
+    def start_web(self, *, workers: int = 2) -> None:
+        """The web tier as `farm up` runs it: gunicorn with `workers` processes."""
+        argv = [sys.executable, "-m", "gunicorn", "leaderboard.wsgi:application"]
+        argv += ["--bind", f"127.0.0.1:{self.port}", "--workers", str(workers)]
+        self._start("server", argv, self.env)
+        wait_http(self.url + "/api/")
+
     def start_server_worker(self) -> None:
         """The server's own Celery worker with beat (reaper, resends, upkeep) on queue `server`."""
         argv = [

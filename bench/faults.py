@@ -19,10 +19,27 @@ Scenarios (each on a fresh batch of `--runs` test-mode runs):
 - s3-refused / s3-hang: S3 refuses connections / accepts and never answers for 10 s right after
   the batch is submitted (claims read sources, agents upload artifacts meanwhile). No attempt
   may be spent and every artifact must arrive.
+- token-file: agent-a restarted as documented with FARM_NODE_TOKEN_FILE (no FARM_NODE_TOKEN),
+  agent-b stopped: agent-a must evaluate the whole batch.
+- freeze: agent-a (its whole session) is stopped with SIGSTOP during a run for three dead-node
+  windows, then continued. Its lease expires, the run is measured again on agent-b, uncharged,
+  with its true verdict; agent-a's late result is refused.
+- disk-full: agent-a restarted with a work disk it sees as full (FARM_AGENT_MIN_FREE_MB above
+  the free space): it must report itself unhealthy (DISK_FULL on the nodes API) and take no
+  work; agent-b evaluates the batch.
+- clock-skew: agent-a restarted with its clock two hours ahead (time.time shifted in every
+  process it starts), agent-b stopped: agent-a must evaluate the whole batch.
+- s3-hang-db-sources: S3 hangs during the whole batch, submitted while it hangs (the sources
+  stay in the database): every run must finish while S3 still hangs; the artifacts wait in the
+  database and are stored once S3 is back.
+- sqlite-burst: a separate local farm on the embedded SQLite database (gunicorn, two workers,
+  as `farm up` runs it) takes 50 submissions sent at once: none may answer 5xx or be lost.
 
 Per scenario it prints: runs, done, lost (not done), duplicated (results recorded twice: a
 finished run whose journal shows two `done` outcomes), attempts charged (attempts beyond the
-first), artifacts missing, and the seconds the batch took. Exit status 1 when an invariant fails.
+first that count against the submission), uncharged (attempts that ended by a fault of a node
+and were measured again), artifacts missing, 5xx (answers of the server), and the seconds the
+batch took. Exit status 1 when an invariant fails.
 """
 
 from __future__ import annotations
@@ -31,6 +48,7 @@ import argparse
 import collections
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -47,7 +65,12 @@ PG = os.environ.get("FARM_BENCH_PG", "postgresql://postgres@127.0.0.1:5432")
 BROKER = "redis://127.0.0.1:6379/11"
 DEAD_AFTER_S = 6
 SOURCE = (REPO / "tests" / "solutions" / "correct" / "vector_add__triton.py").read_text()
-SERVER_OUTAGES = {"web-outage", "s3-refused", "s3-hang", "broker-restart"}
+SKEW_S = 7200
+SKEW = f"""import time as _t
+_time, _time_ns = _t.time, _t.time_ns
+_t.time = lambda: _time() + {SKEW_S}
+_t.time_ns = lambda: _time_ns() + {SKEW_S} * 10**9
+"""
 
 
 class S3Proxy:
@@ -188,11 +211,16 @@ class Bench:
         self.farm.setup(nodes=["agent-a", "agent-b"], hardware=["npu-sim-v1"])
         self.farm.start_server()
         self.farm.start_server_worker()
-        self.agent_env = {"FARM_SANDBOX": os.environ.get("FARM_SANDBOX", "bwrap")}
+        self.agent_env = {
+            "FARM_SANDBOX": os.environ.get("FARM_SANDBOX", "bwrap"),
+            "FARM_AGENT_MIN_FREE_MB": "64",
+        }
         for name in ("agent-a", "agent-b"):
             self.farm.start_agent(name, **self.agent_env)
+        self.workdir = workdir
         self.runs = runs
         self.batch = 0
+        self.notes: list[str] = []
 
     def close(self) -> None:
         self.farm.stop()
@@ -249,33 +277,114 @@ class Bench:
         time.sleep(10)
         self.proxy.set("pass")
 
+    def restart_agent(self, name: str, **extra: str) -> None:
+        if f"agent:{name}" in self.farm.procs:
+            self.farm.kill_agent(name)
+        self.farm.start_agent(name, **{**self.agent_env, **extra})
+
+    def only_agent_a(self, **extra: str) -> None:
+        """agent-b stopped, agent-a restarted with `extra` in its environment."""
+        self.farm.kill_agent("agent-b")
+        self.restart_agent("agent-a", **extra)
+
+    def both_agents_back(self) -> None:
+        self.restart_agent("agent-a")
+        self.restart_agent("agent-b")
+
+    def token_file(self) -> None:
+        path = self.workdir / "agent-a.token"
+        path.write_text(self.farm.tokens["nodes"]["agent-a"] + "\n")
+        path.chmod(0o600)
+        self.only_agent_a(FARM_NODE_TOKEN="", FARM_NODE_TOKEN_FILE=str(path))
+
+    def clock_skew(self) -> None:
+        skewed = self.workdir / "skew"
+        skewed.mkdir(exist_ok=True)
+        (skewed / "sitecustomize.py").write_text(SKEW)
+        path = os.pathsep.join([str(skewed), str(REPO), os.environ.get("PYTHONPATH", "")])
+        self.only_agent_a(PYTHONPATH=path.rstrip(os.pathsep))
+
+    def disk_full(self) -> None:
+        free_mb = shutil.disk_usage(self.workdir).free // 2**20
+        self.restart_agent("agent-a", FARM_AGENT_MIN_FREE_MB=str(free_mb + 10**6))
+        status = wait_for(lambda: self.node_status("agent-a", "unhealthy"), 120, "agent-a sick")
+        self.notes.append(f"agent-a {status['status']}: {status['problems'][0]['code']}")
+
+    def node_status(self, name: str, wanted: str) -> dict[str, Any] | None:
+        nodes = {n["name"]: n for n in self.farm.api("GET", "/api/nodes/")}
+        return nodes[name] if nodes[name]["status"] == wanted else None
+
+    def freeze(self) -> None:
+        run = wait_for(lambda: running_run(self.database, "agent-a"), 120, "a running run")
+        proc = self.farm.procs["agent:agent-a"]
+        os.killpg(proc.pid, signal.SIGSTOP)
+        time.sleep(3 * DEAD_AFTER_S)
+        os.killpg(proc.pid, signal.SIGCONT)
+        self.notes.append(f"froze agent-a for {3 * DEAD_AFTER_S} s during run {run}")
+
+    def s3_hang_whole_batch(self) -> None:
+        self.proxy.set("hang")
+
+    def s3_back(self) -> None:
+        """S3 comes back after the batch finished; the artifacts waiting in the database are
+        stored by the beat's sweep (every minute)."""
+        waiting = self.pending_artifacts()
+        self.proxy.set("pass")
+        wait_for(lambda: self.pending_artifacts() == 0, 150, "the artifacts stored")
+        self.notes.append(f"{waiting} artifacts waited in the database until S3 was back")
+
+    def pending_artifacts(self) -> int:
+        return int(
+            sql(
+                self.database,
+                "SELECT count(*) FROM artifacts_artifact WHERE pending_data IS NOT NULL",
+            )[0][0]
+        )
+
     # --- the checks ----------------------------------------------------------------------
 
     def scenario(self, name: str) -> dict[str, Any]:
-        started = time.monotonic()
-        fault = {
-            "slot-child-kill": self.slot_child_kill,
-            "agent-kill": self.agent_kill,
-            "web-outage": self.web_outage,
-            "broker-restart": self.broker_restart,
-            "s3-refused": lambda: self.s3("refuse"),
-            "s3-hang": lambda: self.s3("hang"),
+        nothing = lambda: None  # noqa: E731
+        before, fault, after = {
+            "slot-child-kill": (nothing, self.slot_child_kill, nothing),
+            "agent-kill": (nothing, self.agent_kill, nothing),
+            "web-outage": (nothing, self.web_outage, nothing),
+            "broker-restart": (nothing, self.broker_restart, nothing),
+            "s3-refused": (nothing, lambda: self.s3("refuse"), nothing),
+            "s3-hang": (nothing, lambda: self.s3("hang"), nothing),
+            "token-file": (self.token_file, nothing, self.both_agents_back),
+            "freeze": (nothing, self.freeze, nothing),
+            "disk-full": (self.disk_full, nothing, self.both_agents_back),
+            "clock-skew": (self.clock_skew, nothing, self.both_agents_back),
+            "s3-hang-db-sources": (self.s3_hang_whole_batch, nothing, self.s3_back),
         }[name]
+        self.notes = []
+        before()
+        started = time.monotonic()
         ids = self.submit()
         fault()
         states = self.farm.wait_runs(ids, timeout=300)
+        seconds = round(time.monotonic() - started, 1)
+        after()
+        return self.row(name, ids, states, seconds)
+
+    def row(
+        self, name: str, ids: list[int], states: dict[int, dict[str, Any]], seconds: float
+    ) -> dict[str, Any]:
         done = [i for i, s in states.items() if s["state"] == "done" and s["verdict"] == "PASSED"]
+        journals = {a: self.farm.journal(a) for a in ("agent-a", "agent-b")}
         outcomes = collections.Counter(
             e["run"]
-            for agent in ("agent-a", "agent-b")
-            for e in self.farm.journal(agent)
+            for j in journals.values()
+            for e in j
             if e["status"] == "done" and e["run"] in ids
         )
+        by_a = sum(1 for e in journals["agent-a"] if e["status"] == "done" and e["run"] in ids)
         rows = sql(
             self.database,
-            "SELECT r.id, r.attempt, count(a.id) FILTER (WHERE a.reported) FROM runs_run r "
-            "LEFT JOIN artifacts_artifact a ON a.run_id = r.id AND a.attempt = r.attempt "
-            "WHERE r.id = ANY(%s) GROUP BY r.id, r.attempt",
+            "SELECT r.id, r.attempt, r.node_faults, count(a.id) FILTER (WHERE a.reported) "
+            "FROM runs_run r LEFT JOIN artifacts_artifact a ON a.run_id = r.id "
+            "AND a.attempt = r.attempt WHERE r.id = ANY(%s) GROUP BY r.id",
             ids,
         )
         return {
@@ -284,16 +393,93 @@ class Bench:
             "done": len(done),
             "lost": len(ids) - len(done),
             "duplicated": sum(1 for n in outcomes.values() if n > 1),
-            "attempts charged": sum(attempt - 1 for _, attempt, _ in rows),
-            "artifacts missing": sum(1 for i, _, n in rows if i in done and n == 0),
-            "seconds": round(time.monotonic() - started, 1),
+            "attempts charged": sum(max(0, attempt - faults - 1) for _, attempt, faults, _ in rows),
+            "uncharged": sum(faults for _, _, faults, _ in rows),
+            "artifacts missing": sum(1 for i, _, _, n in rows if i in done and n == 0),
+            "5xx": 0,
+            "by agent-a": by_a,
+            "seconds": seconds,
+            "notes": "; ".join(self.notes),
         }
 
 
+def sqlite_burst(workdir: Path, count: int = 50) -> dict[str, Any]:
+    """`count` submissions at once to a local farm on the embedded SQLite database."""
+    from agents.localfarm import LocalFarm
+    from farm.queues import local_broker_url
+
+    var = workdir / "var"
+    env = {
+        "DATABASE_URL": f"sqlite:///{var / 'farm.sqlite3'}",
+        "CELERY_BROKER_URL": local_broker_url(var),
+        "FARM_S3_BUCKET": "",
+        "FARM_QUOTA_RUNS_PER_HOUR": "100000",
+        "FARM_AUDIT": "0",
+    }
+    farm = LocalFarm(workdir, env)
+    try:
+        farm.setup(nodes=["burst-node"], hardware=["npu-sim-v1"])
+        farm.start_web(workers=2)
+        farm.start_server_worker()
+        started = time.monotonic()
+        codes = _at_once(farm, count)
+        seconds = round(time.monotonic() - started, 1)
+        stored = len(farm.api("GET", "/api/runs/?hardware=npu-sim-v1")["results"])
+    finally:
+        farm.stop()
+    return {
+        "scenario": "sqlite-burst",
+        "runs": count,
+        "done": codes.count(201),
+        "lost": count - stored,
+        "duplicated": max(0, stored - count),
+        "attempts charged": 0,
+        "uncharged": 0,
+        "artifacts missing": 0,
+        "5xx": sum(1 for c in codes if c >= 500),
+        "by agent-a": 0,
+        "seconds": seconds,
+        "notes": f"answers {dict(collections.Counter(codes))}; done = 201 Created, runs stored "
+        f"{stored}",
+    }
+
+
+def _at_once(farm: Any, count: int) -> list[int]:
+    """POST `count` submissions from `count` threads released together; their status codes."""
+    import requests
+
+    barrier = threading.Barrier(count)
+    codes: list[int] = []
+    headers = {"Authorization": f"Bearer {farm.tokens['user']}"}
+
+    def one(i: int) -> None:
+        body = {
+            "problem": "vector_add",
+            "hardware": ["npu-sim-v1"],
+            "mode": "test",
+            "source": SOURCE + f"\n# burst {i}\n",
+        }
+        barrier.wait()
+        r = requests.post(farm.url + "/api/submissions/", json=body, headers=headers, timeout=120)
+        codes.append(r.status_code)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return codes
+
+
 def violations(row: dict[str, Any]) -> list[str]:
-    found = [f"{k} = {row[k]}" for k in ("lost", "duplicated", "artifacts missing") if row[k]]
-    if row["scenario"] in SERVER_OUTAGES and row["attempts charged"]:
-        found.append(f"a server outage charged {row['attempts charged']} attempts")
+    keys = ("lost", "duplicated", "artifacts missing", "attempts charged", "5xx")
+    found = [f"{k} = {row[k]}" for k in keys if row[k]]
+    if row["scenario"] in ("token-file", "clock-skew") and row["by agent-a"] != row["runs"]:
+        found.append(f"agent-a evaluated {row['by agent-a']} of {row['runs']} runs")
+    if row["scenario"] == "disk-full" and row["by agent-a"]:
+        found.append(f"the unhealthy agent-a evaluated {row['by agent-a']} runs")
+    if row["scenario"] == "freeze" and not row["uncharged"]:
+        found.append("the frozen agent's run was not measured again")
     return found
 
 
@@ -324,24 +510,58 @@ def main() -> int:
         "broker-restart",
         "s3-refused",
         "s3-hang",
+        "token-file",
+        "freeze",
+        "disk-full",
+        "clock-skew",
+        "s3-hang-db-sources",
+        "sqlite-burst",
     ]
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=4, help="runs per scenario")
     p.add_argument("--scenario", nargs="*", choices=all_scenarios, default=all_scenarios)
     p.add_argument("--workdir", type=Path, default=REPO / "var" / "bench-faults")
     args = p.parse_args()
-    bench = Bench(args.workdir / uuid.uuid4().hex[:8], args.runs)
-    failed = []
-    try:
-        for name in args.scenario:
-            row = bench.scenario(name)
-            print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
-            failed += [f"{name}: {v}" for v in violations(row)]
-    finally:
-        bench.close()
+    workdir = args.workdir / uuid.uuid4().hex[:8]
+    on_farm = [s for s in args.scenario if s != "sqlite-burst"]
+    rows: list[dict[str, Any]] = []
+    if on_farm:
+        bench = Bench(workdir, args.runs)
+        try:
+            for name in on_farm:
+                rows.append(bench.scenario(name))
+                print("  ".join(f"{k}={v}" for k, v in rows[-1].items()), flush=True)
+        finally:
+            bench.close()
+    if "sqlite-burst" in args.scenario:
+        rows.append(sqlite_burst(workdir / "sqlite"))
+        print("  ".join(f"{k}={v}" for k, v in rows[-1].items()), flush=True)
+    print(table(rows))
+    failed = [f"{row['scenario']}: {v}" for row in rows for v in violations(row)]
     for line in failed:
         print("FAILED", line)
     return 1 if failed else 0
+
+
+COLUMNS = (
+    "runs",
+    "done",
+    "lost",
+    "duplicated",
+    "attempts charged",
+    "uncharged",
+    "artifacts missing",
+    "5xx",
+    "seconds",
+)
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """The rows as the Markdown table docs/operations.md carries."""
+    lines = ["| scenario | " + " | ".join(COLUMNS) + " |", "|---" * (len(COLUMNS) + 1) + "|"]
+    for row in rows:
+        lines.append(f"| {row['scenario']} | " + " | ".join(str(row[c]) for c in COLUMNS) + " |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

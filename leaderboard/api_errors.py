@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import OperationalError
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -16,6 +17,7 @@ from leaderboard.submissions.services import QuotaExceeded
 from leaderboard.submissions.validation import SubmissionInvalid
 
 STORAGE_RETRY_AFTER_S = 30
+DATABASE_RETRY_AFTER_S = 1
 
 _STATUS = {
     RunNotFound: status.HTTP_404_NOT_FOUND,
@@ -29,6 +31,14 @@ _STATUS = {
 
 
 def handle(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if _database_busy(exc):
+        # The embedded SQLite database waited its busy timeout for the write lock; the request's
+        # transaction was rolled back. Clients repeat a 503 with Retry-After (farm.retry).
+        return Response(
+            {"detail": "the database is busy; nothing was stored, retry in a moment"},
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": str(DATABASE_RETRY_AFTER_S)},
+        )
     if isinstance(exc, SubmissionInvalid):
         return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, ArtifactStoreError):
@@ -49,3 +59,7 @@ def handle(exc: Exception, context: dict[str, Any]) -> Response | None:
         if isinstance(exc, kind):
             return Response({"detail": str(exc)}, status=code)
     return exception_handler(exc, context)
+
+
+def _database_busy(exc: Exception) -> bool:
+    return isinstance(exc, OperationalError) and "database is locked" in str(exc)
