@@ -373,6 +373,7 @@ class JobRunner:
         while True:
             try:
                 self.client.result(job.run, job.attempt, result, names)
+                self.current_run = None  # recorded: a stop request now has nothing to stop
                 return
             except RetryableError:
                 if time.monotonic() > deadline:

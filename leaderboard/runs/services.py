@@ -220,6 +220,11 @@ def _check_attempt_holder(run: Run, node: Node, attempt: int) -> None:
     """The node claimed `attempt` of the run (it may have been taken back since): checked
     before anything about the run is answered, so that no node learns of runs it never held."""
     if run.attempt_node_id != node.pk or run.attempt != attempt:
+        if attempt < run.attempt:
+            raise RunForbidden(
+                f"run {run.pk} is at attempt {run.attempt}: attempt {attempt} is over (taken "
+                "back, e.g. after its lease expired); nothing was recorded, drop the job"
+            )
         raise RunForbidden(
             f"run {run.pk} (attempt {attempt}) was never held by this node; nothing was recorded"
         )

@@ -203,3 +203,24 @@ def test_the_queue_wait_comes_from_the_server_not_the_nodes_clock(tmp_path, monk
     server.job.update({"sent_at": "2020-01-01T00:00:00+00:00", "queued_s": 0.25})
     out = runner(tmp_path, server, fake_document).run(5)
     assert out.status == "done" and out.timings.queue_wait == 0.25
+
+
+def test_a_stop_request_after_the_result_is_recorded_changes_nothing(tmp_path, monkeypatch):
+    """The heartbeat may list a run the slot has just reported: the server answers `abandon`
+    (the run is done) and the slot is asked to stop it. That must not turn a recorded result
+    into a failure report."""
+    from agents import state
+
+    server = FakeServer()
+    job_runner = runner(tmp_path, server, fake_document)
+    real_rmtree = __import__("shutil").rmtree
+
+    def late_stop(path, **kw):  # type: ignore[no-untyped-def]
+        state.mark_abandoned(job_runner.state_dir, 5)
+        job_runner.stop_if_abandoned()  # what the slot's SIGUSR2 handler does
+        real_rmtree(path, **kw)
+
+    monkeypatch.setattr("agents.job.shutil.rmtree", late_stop)
+    out = job_runner.run(5)
+    assert (out.status, out.verdict) == ("done", "PASSED")
+    assert not [c for c in server.calls if c[0] == "failure"]
