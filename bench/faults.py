@@ -379,7 +379,12 @@ class Bench:
             for e in j
             if e["status"] == "done" and e["run"] in ids
         )
-        by_a = sum(1 for e in journals["agent-a"] if e["status"] == "done" and e["run"] in ids)
+        by_a = sql(
+            self.database,
+            "SELECT count(*) FROM runs_result x JOIN nodes_node n ON n.id = x.node_id "
+            "WHERE n.name = 'agent-a' AND x.run_id = ANY(%s)",
+            ids,
+        )[0][0]
         rows = sql(
             self.database,
             "SELECT r.id, r.attempt, r.node_faults, count(a.id) FILTER (WHERE a.reported) "
