@@ -19,6 +19,7 @@ from leaderboard.boards.selectors import board_find, board_leaders, board_list, 
 from leaderboard.nodes.selectors import (
     hardware_online,
     hardware_unserved,
+    node_health_problems,
     node_list,
     node_status,
 )
@@ -217,6 +218,7 @@ def nodes(request: HttpRequest) -> HttpResponse:
         {
             "node": n,
             "status": node_status(node=n),
+            "problems": node_health_problems(node=n),
             "hardware": [h.name for h in n.hardware.all()],
             "depth": sum(depth.get(h.name, 0) for h in n.hardware.all()),
         }

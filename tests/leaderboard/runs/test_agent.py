@@ -523,6 +523,8 @@ def test_an_unhealthy_node_says_why_and_claims_nothing(clients, node, other_node
     assert listed["node-b"]["problems"] == []
     refused = node.post(f"/api/agent/runs/{run.pk}/claim/")
     assert refused.status_code == 409 and "unhealthy" in refused.json()["detail"]
+    page = Client().get("/nodes/").content.decode()
+    assert "unhealthy" in page and "vector_add: cc cannot link" in page
     metrics = Client().get("/metrics").content.decode()
     assert 'farm_nodes_unhealthy{node="node-a",problem="SELFTEST_FAILED"} 1.0' in metrics
     well = {"healthy": True, "problems": [], "checks": 4}
