@@ -86,6 +86,8 @@ class S3Proxy:
     def set(self, mode: str) -> None:
         self.mode = mode
         if mode == "refuse" and self.listener is not None:
+            with contextlib.suppress(OSError):  # wakes the thread blocked in accept()
+                self.listener.shutdown(socket.SHUT_RDWR)
             self.listener.close()
             self.listener = None
         elif mode != "refuse" and self.listener is None:
