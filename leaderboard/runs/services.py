@@ -309,7 +309,6 @@ def _release(
         run.node_faults += 1
         if avoid and run.attempt_node_id and run.attempt_node_id not in run.fault_nodes:
             run.fault_nodes = [*run.fault_nodes, run.attempt_node_id]
-    if fault:
         failed = not retry or run.node_faults >= settings.FARM_MAX_NODE_FAULTS
         spent = f"{run.node_faults} faults of the nodes"
     else:
