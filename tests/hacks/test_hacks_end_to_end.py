@@ -13,7 +13,7 @@ from farm.harness import supervisor
 HACKS = sorted(p for p in Path(__file__).parent.glob("*.py") if not p.name.startswith("test_"))
 HEADER = re.compile(r"^# (problem|expect|device|workloads): (\S+)", re.M)
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.quiet_host]
 
 
 @pytest.mark.parametrize("path", HACKS, ids=lambda p: p.stem)

@@ -21,7 +21,7 @@ HACKS = sorted(
 )
 SMALL = {"vector_add": "small-4k", "softmax": "small"}
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.quiet_host]
 
 
 @pytest.mark.parametrize("path", HACKS, ids=lambda p: p.stem)

@@ -58,6 +58,7 @@ def test_benchmark_document_has_the_contract_keys(tmp_path, sandbox_ready):
     assert doc["environment"]["before"] and doc["environment"]["sandbox"]
 
 
+@pytest.mark.quiet_host
 def test_leaderboard_mode_uses_a_secret_seed(tmp_path, sandbox_ready, monkeypatch):
     path = tmp_path / "k.py"
     path.write_text(NATIVE)

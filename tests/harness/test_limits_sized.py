@@ -33,6 +33,7 @@ def test_memory_hog_gets_memory_limit_and_the_node_keeps_serving(device, sandbox
     assert run(HONEST, device)["verdict"] == "PASSED"
 
 
+@pytest.mark.quiet_host
 def test_a_hang_ends_at_the_nodes_time_limit(sandbox_ready, monkeypatch):
     monkeypatch.setenv("FARM_LIMIT_COMPILE_S", "2")
     monkeypatch.setenv("FARM_LIMIT_CALL_FLOOR_S", "2")

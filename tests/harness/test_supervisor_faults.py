@@ -191,6 +191,7 @@ def test_timing_replies_are_checked(scripted, script, verdict, code):
     assert code in _codes(doc), doc["reasons"]
 
 
+@pytest.mark.quiet_host
 def test_a_forged_time_fails_the_trusted_wall_clock_of_its_windows(scripted):
     """Calls that take 200 ms reported at 1 us each: no baseline is timed (baselines=False), the
     reply calls its times simulated, and the supervisor still holds them against its own clock

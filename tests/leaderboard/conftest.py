@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -28,6 +29,7 @@ django.setup()
 import boto3  # noqa: E402
 import pytest  # noqa: E402
 from django.test import override_settings  # noqa: E402
+from pytest_django.plugin import blocking_manager_key  # noqa: E402
 from rest_framework.test import APIClient  # noqa: E402
 
 from farm.suite.loader import load_suite  # noqa: E402
@@ -88,13 +90,26 @@ def django_db_setup(django_db_setup, django_db_blocker):
         load_catalog()
 
 
-@pytest.fixture(autouse=True)
-def _catalog_after_flush(request):
-    """Transactional tests flush every table when they end: load the catalog again."""
-    marker = request.node.get_closest_marker("django_db")
-    if (marker and marker.kwargs.get("transaction")) or "live_server" in request.fixturenames:
-        request.getfixturevalue("transactional_db")
-        load_catalog()
+def _flushes(item: pytest.Item) -> bool:
+    """Whether the test runs outside a transaction, so that every table is flushed as it ends."""
+    marker = item.get_closest_marker("django_db")
+    fixtures = getattr(item, "fixturenames", ())
+    return bool(marker and marker.kwargs.get("transaction")) or bool(
+        {"live_server", "transactional_db"} & set(fixtures)
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """After a transactional test's flush, the catalog is loaded again for the tests that come
+    after it in this process, whatever their order (a worker of `make test` runs whole files,
+    transactional tests among the others)."""
+    try:
+        yield
+    finally:
+        if nextitem is not None and _flushes(item):  # the last one: the database goes
+            with item.config.stash[blocking_manager_key].unblock():
+                load_catalog()
 
 
 @pytest.fixture(autouse=True)

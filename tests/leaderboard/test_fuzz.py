@@ -93,8 +93,8 @@ def snapshot(run_id: int) -> tuple:
     )
 
 
-# 20 cases per operation and identity (fewer than 25 to keep CI within its time)
-SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+# 25 cases per operation and identity
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 
 
 @schema.parametrize()

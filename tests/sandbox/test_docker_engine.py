@@ -102,7 +102,7 @@ def test_hostile_program_is_contained(runner, tmp_path):
     listener = socket.create_server(("127.0.0.1", 0))
     listener.settimeout(0.5)
     port = listener.getsockname()[1]
-    secret = Path("/root/.farm-test-credentials")
+    secret = Path(f"/root/.farm-test-credentials-{os.getpid()}")  # one per test process
     secret.write_text("s3cret")
     secret.chmod(0o600)
     try:

@@ -177,7 +177,7 @@ print(",".join(sorted(set(found))) or "nothing")
 def test_no_host_secrets(bwrap_runner, tmp_path, monkeypatch):
     monkeypatch.setenv("FARM_TEST_SECRET", SECRET)
     home = Path(os.path.expanduser("~"))
-    cred = home / ".farm-test-credentials"
+    cred = home / f".farm-test-credentials-{os.getpid()}"  # one per test process
     cred.write_text(f"token={SECRET}\n")
     cred.chmod(0o600)
     code = FIND_SECRETS.format(secret=SECRET, cred=cred)
