@@ -5,8 +5,9 @@ queues are lost) and cuts the server's database connections. Every run must end 
 done, PASSED, one result, never two accepted reports.
 
 The database is a fresh one created and dropped here; PostgreSQL itself is not stopped (other
-work shares it): its connections are terminated instead. Redis is restarted and always brought
-back in a `finally`; the broker uses Redis database 9.
+work shares it): its connections are terminated instead. The broker is a Redis server of this
+test's own on a free port (the machine's Redis, which other tests share, is left alone); it is
+restarted, always brought back in a `finally`, and stopped at the end.
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ import shutil
 import subprocess
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from agents.localfarm import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -33,48 +37,61 @@ KERNELS = [
     ("gelu", "gelu__triton.py"),
 ]
 PG = "postgresql://postgres@127.0.0.1:5432"
-REDIS_DB = 9
-REDIS_START = [
-    "redis-server",
-    "--daemonize",
-    "yes",
-    "--bind",
-    "127.0.0.1",
-    "-::1",
-    "--port",
-    "6379",
-    "--save",
-    "",
-    "--appendonly",
-    "no",
-    "--dir",
-    "/var/lib/redis",
-    "--logfile",
-    "/var/log/redis/ci.log",
-]
 
 
-def redis_up() -> bool:
-    done = subprocess.run(["redis-cli", "ping"], capture_output=True, text=True, check=False)
-    return done.stdout.strip() == "PONG"
+@dataclass(frozen=True)
+class Redis:
+    """A redis-server of the test's own: no persistence, so a restart loses the queues."""
+
+    port: int
+    home: Path
+
+    def cli(self, *args: str) -> str:
+        cmd = ["redis-cli", "-p", str(self.port), *args]
+        return subprocess.run(cmd, capture_output=True, text=True, check=False).stdout.strip()
+
+    def up(self) -> bool:
+        return self.cli("ping") == "PONG"
+
+    def start(self) -> None:
+        subprocess.run(
+            ["redis-server", "--daemonize", "yes", "--bind", "127.0.0.1",
+             "--port", str(self.port), "--save", "", "--appendonly", "no",
+             "--dir", str(self.home), "--logfile", str(self.home / "redis.log")],
+            check=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 10
+        while not self.up() and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        self.cli("shutdown", "nosave")
 
 
-def restart_redis(down_s: float) -> None:
-    subprocess.run(["redis-cli", "shutdown", "nosave"], capture_output=True, check=False)
+def restart_redis(redis: Redis, down_s: float) -> None:
+    redis.stop()
     try:
         time.sleep(down_s)
     finally:
-        if not redis_up():
-            subprocess.run(REDIS_START, check=True)
-        deadline = time.monotonic() + 10
-        while not redis_up() and time.monotonic() < deadline:
-            time.sleep(0.1)
+        if not redis.up():
+            redis.start()
+
+
+@pytest.fixture
+def redis(tmp_path):
+    if shutil.which("redis-server") is None:
+        pytest.skip("needs redis-server")
+    server = Redis(free_port(), tmp_path / "redis")
+    server.home.mkdir()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture
 def database():
-    if shutil.which("redis-server") is None or not redis_up():
-        pytest.skip("needs the local Redis server")
     name = f"farm_agents_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
@@ -90,14 +107,13 @@ def database():
 
 
 @pytest.fixture
-def farm(database, tmp_path):
+def farm(database, redis, tmp_path):
     from agents.localfarm import LocalFarm
 
-    subprocess.run(["redis-cli", "-n", str(REDIS_DB), "flushdb"], check=True, capture_output=True)
     env = {
         "DATABASE_URL": f"{PG}/{database}",
         "DATABASE_CONN_MAX_AGE": "60",
-        "CELERY_BROKER_URL": f"redis://127.0.0.1:6379/{REDIS_DB}",
+        "CELERY_BROKER_URL": f"redis://127.0.0.1:{redis.port}/0",
         "FARM_NODE_DEAD_AFTER_S": "6",
         "FARM_REAP_INTERVAL_S": "2",
         "FARM_RESEND_INTERVAL_S": "3",
@@ -113,8 +129,6 @@ def farm(database, tmp_path):
         yield lf
     finally:
         lf.stop()
-        if not redis_up():
-            subprocess.run(REDIS_START, check=False)
 
 
 def sql(database: str, query: str, *args: object) -> list[tuple]:
@@ -158,7 +172,7 @@ def held_by(database: str, node: int, state: str, for_s: float = 0.0) -> int | N
     return int(rows[0][0]) if rows else None
 
 
-def test_batch_survives_agent_kills_broker_restart_and_db_cuts(farm, database):
+def test_batch_survives_agent_kills_broker_restart_and_db_cuts(farm, database, redis):
     agent_env = {"FARM_SANDBOX": "bwrap"}
     farm.start_agent("agent-a", **agent_env)
     farm.start_agent("agent-b", **agent_env)
@@ -186,7 +200,7 @@ def test_batch_survives_agent_kills_broker_restart_and_db_cuts(farm, database):
     # the broker goes away (losing its queues) while runs are queued and running
     ids += submit_batch(farm, 4, offset=8)
     wait_for(lambda: sql(database, "SELECT 1 FROM runs_run WHERE state='running'"), 60, "a run")
-    restart_redis(down_s=3.0)
+    restart_redis(redis, down_s=3.0)
 
     # the server's database connections are cut during the batch
     ids += submit_batch(farm, 3, offset=12)
