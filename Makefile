@@ -31,13 +31,15 @@ typecheck: $(STAMP)
 
 # First the tests whose wall-clock times or verdicts a busy host changes (marker quiet_host),
 # alone. Then the rest on PYTEST_WORKERS processes, whole files each, the files with slow tests
-# first (tests/conftest.py). Exit 5 (nothing selected, as PYTEST_ARGS may make one of the two
-# runs) is not a failure.
+# first (tests/conftest.py). Both parts run; either failing fails the target. Exit 5 (nothing
+# selected, as PYTEST_ARGS may make one of the two parts) is not a failure.
 PYTEST_WORKERS ?= 3
 pytest: $(STAMP)
-	$(VENV)/bin/pytest -q -m quiet_host $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	@failed=0; \
+	$(VENV)/bin/pytest -q -m quiet_host $(PYTEST_ARGS) || [ $$? -eq 5 ] || failed=1; \
 	$(VENV)/bin/pytest -q -m 'not quiet_host' -n $(PYTEST_WORKERS) --dist loadfile \
-		--no-loadscope-reorder $(PYTEST_ARGS) || [ $$? -eq 5 ]
+		--no-loadscope-reorder $(PYTEST_ARGS) || [ $$? -eq 5 ] || failed=1; \
+	exit $$failed
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
