@@ -4,6 +4,7 @@ node of another class, admin and anonymous. Denied requests must change nothing.
 from __future__ import annotations
 
 import pytest
+from rest_framework.test import APIClient
 
 from leaderboard.boards.models import Board
 from leaderboard.nodes.models import Node
@@ -113,6 +114,9 @@ def world(clients, users, local_storage):
     upload = owner_node.post(
         f"/api/agent/runs/{run.pk}/artifacts/", {"attempt": 1, "name": "logs"}, format="json"
     ).json()
+    # the log's bytes, so that its download link serves something (an empty upload is a 404)
+    path = upload["url"].replace("http://testserver", "")
+    APIClient().put(path, b"log", content_type="text/plain; charset=utf-8")
     from leaderboard.accounts.services import api_token_create
     from leaderboard.artifacts.models import Artifact
     from leaderboard.artifacts.services import artifact_download_url
