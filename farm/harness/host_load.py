@@ -7,8 +7,13 @@ rejected by two of them and passed a minute later. So before a rule's mismatch b
 verdict, the trusted side looks at the host (Linux /proc; elsewhere only what os.getloadavg
 gives):
 
-- runnable threads per core: the larger of the 1-minute load average and the instantaneous
-  count of running processes (less the supervisor itself), over the cores this process may use;
+- runnable threads per core: threads in state R that do not belong to a sandbox's account
+  (the bwrap and docker runners' users: farm.sandbox), less the supervisor itself, counted a few
+  times over the steal interval (the median), over the cores this process may use. Neither the
+  load average nor a bare count of running processes: both include the candidate's own threads,
+  and a submission that spins threads would turn its own REJECTED into INCONCLUSIVE (the 1-minute
+  average keeps them for a minute after the worker is gone). Where /proc is missing, the
+  1-minute load average is all there is;
 - steal: the share of CPU time the hypervisor gave to other guests over a short interval;
 - the yardstick now against this node's cached one: the same trusted work, measured when the
   host was quiet, taking much longer now means the host is slower now.
@@ -68,12 +73,17 @@ class HostLoad:
         }
 
 
+COUNTS = 5  # runnable-thread counts per sample, spread over the steal interval
+
+
 def sample(yardstick_ratio: float = 1.0, *, steal_interval_s: float = STEAL_INTERVAL_S) -> HostLoad:
     """The host now (blocks `steal_interval_s` seconds to watch steal; 0: no steal)."""
     before = _cpu_times()
-    if steal_interval_s > 0:
-        time.sleep(steal_interval_s)
-    return HostLoad(_per_core(), _steal(before, _cpu_times()), yardstick_ratio)
+    counts = [_runnable_outside_sandboxes()]
+    for _ in range(COUNTS - 1 if steal_interval_s > 0 else 0):
+        time.sleep(steal_interval_s / (COUNTS - 1))
+        counts.append(_runnable_outside_sandboxes())
+    return HostLoad(_per_core(counts), _steal(before, _cpu_times()), yardstick_ratio)
 
 
 def _cores() -> int:
@@ -83,25 +93,50 @@ def _cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _per_core() -> float:
+def _per_core(counts: list[int | None]) -> float:
     """Runnable threads per usable core (see the module docstring)."""
+    known = sorted(c for c in counts if c is not None)
+    if known:
+        return max(0, known[len(known) // 2] - 1) / _cores()  # less this thread
     try:
-        load = os.getloadavg()[0]
+        return os.getloadavg()[0] / _cores()
     except OSError:
-        load = 0.0
-    running = _proc_stat_field("procs_running")
-    now = max(0, running - 1) if running is not None else 0
-    return max(load, now) / _cores()
+        return 0.0
 
 
-def _proc_stat_field(name: str) -> int | None:
+def _runnable_outside_sandboxes() -> int | None:
+    """Threads in state R whose process is not a sandbox account's; None without /proc."""
     try:
-        for line in _PROC_STAT.read_text().splitlines():
-            if line.startswith(name + " "):
-                return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
+        pids = [d for d in os.scandir("/proc") if d.name.isdigit()]
+    except OSError:
         return None
-    return None
+    hidden = _sandbox_uids()
+    count = 0
+    for d in pids:
+        try:
+            if d.stat().st_uid in hidden:
+                continue
+            for task in os.scandir(f"{d.path}/task"):
+                with open(f"{task.path}/stat", "rb") as f:
+                    count += f.read().rsplit(b")", 1)[1].split()[0] == b"R"
+        except (OSError, IndexError):
+            continue  # the process or thread ended while it was read
+    return count
+
+
+def _sandbox_uids() -> set[int]:
+    """The accounts sandboxed programs run as (farm.sandbox's bwrap and docker runners)."""
+    from farm.sandbox.bwrap import sandbox_user
+    from farm.sandbox.docker_runner import SANDBOX_UID
+
+    uids = {SANDBOX_UID}
+    try:
+        user = sandbox_user()
+    except Exception:  # no such account here: nothing runs as it
+        user = None
+    if user is not None:
+        uids.add(user.pw_uid)
+    return uids
 
 
 def _cpu_times() -> list[int]:

@@ -455,3 +455,24 @@ def test_a_yardstick_is_kept_per_node_only_when_measured_on_a_quiet_host(tmp_pat
     stick, cached = get(fresh=True)  # measured again on a busy host: used, not kept
     assert stick.per_call_ms == 0.9 and cached.per_call_ms == 0.2
     assert get()[0].per_call_ms == 0.2
+
+
+def test_a_sandboxed_programs_own_threads_do_not_make_the_host_busy(monkeypatch):
+    """The candidate cannot turn its own REJECTED into INCONCLUSIVE by spinning threads: the
+    count of runnable threads leaves out the sandbox accounts' processes."""
+    import os
+    import subprocess
+    import sys
+
+    from farm.harness import host_load
+
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(3)]
+    try:
+        monkeypatch.setattr(host_load, "_sandbox_uids", lambda: set())
+        seen = max(host_load._runnable_outside_sandboxes() or 0 for _ in range(20))
+        monkeypatch.setattr(host_load, "_sandbox_uids", lambda: {os.getuid()})
+        hidden = max(host_load._runnable_outside_sandboxes() or 0 for _ in range(20))
+    finally:
+        for p in spinners:
+            p.kill()
+    assert seen >= 3 and hidden < seen
