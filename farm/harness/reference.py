@@ -4,6 +4,11 @@ for checking: the worker imports reference.py only for make_inputs)."""
 from __future__ import annotations
 
 import io
+import os
+import random
+import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -15,7 +20,8 @@ from typing import Any
 import torch
 
 from farm.hardware import kinds
-from farm.harness import host_load, protocol, runtime
+from farm.harness import feed, host_load, protocol, runtime
+from farm.harness.arena import Arena
 from farm.harness.baselines import BaselineCache
 from farm.harness.timing import ONE_TIME, CpuTimer, GpuTimer, TimingPolicy, run_windows
 from farm.suite.model import Problem, Workload
@@ -133,7 +139,8 @@ def loop_yardstick(
     run = run_windows(timer, lambda inputs: outputs, make, short, keep=True)
     if gpu:
         torch.cuda.empty_cache()
-    return _loop(run.window_wall_ms, run.windows, policy.window)
+    stick = _loop(run.window_wall_ms, run.windows, policy.window)
+    return replace(stick, floor_ms=stick.floor_ms + pipe_round_trip_ms())
 
 
 def _loop(walls_ms: list[float], means_ms: list[float], calls: int) -> Yardstick:
@@ -175,38 +182,95 @@ CHECK_RUNS = 5  # null check rounds per measurement
 
 def check_yardstick(problem: Problem, workload: Workload, device: torch.device) -> Yardstick:
     """What the worker's check path costs around a call that does nothing but return the
-    workload's outputs, in ms, measured here, in the trusted process: making the call's inputs,
-    cloning them, poisoning the outputs' blocks, capturing the outputs, comparing the inputs
-    afterwards, and handing the outputs over (framed and parsed back on the CPU; copied once on
-    a GPU, as the supervisor copies what CUDA IPC shares). The least of CHECK_RUNS runs (the
-    check-wall rule takes the warmest check, farm.guard.plausibility.check_check_walls), and
-    their spread (most - least) as the floor."""
+    workload's outputs, in ms, measured here, in the trusted process, over the path a checked
+    call takes from the moment the supervisor sends its request (farm.harness.feed): the inputs
+    handed over (framed and read back on the CPU; viewed in an arena on a GPU), the outputs'
+    blocks poisoned, the outputs captured, and the outputs (and on the CPU the inputs' storages)
+    handed back (framed and parsed; copied once on a GPU, as the supervisor copies what CUDA IPC
+    shares), the runtime guard's watch of the call and its integrity check (harness code, run
+    here as the worker runs it: it reads, and sets nothing that outlives the call), and a
+    request's round trip to another process (`pipe_round_trip_ms`). The least of CHECK_RUNS
+    runs (the check-wall rule takes the warmest check, farm.guard.plausibility
+    .check_check_walls), and their spread (most - least) as the floor."""
     module = load_reference(problem)
     request = {"axes": workload.axes, "dtype": workload.dtype, "seed_base": 0}
-    make = runtime.input_maker(module, request, device)
-    outputs = expected(problem, workload, 0, 0, device)
-    runs = [_null_check(make, outputs, device) for _ in range(CHECK_RUNS)]
-    return Yardstick(min(runs), max(runs) - min(runs), len(runs))
+    inputs = runtime.input_maker(module, request, device)(0)
+    outputs = outputs_of(problem, feed.snapshot(inputs))
+    gpu = kinds.on_gpu(device)
+    arena = Arena(device, feed.arena_bytes(feed.call_bytes(inputs))) if gpu else None
+    guard = runtime.Guard(cuda=False)
+    guard.before_import()
+    guard.after_import()
+    try:
+        # a first round pays the one-time costs (the guard's first watch, the allocator's first
+        # blocks), as the worker's first check does; the rule holds the warm rounds
+        _null_check(inputs, outputs, device, arena, guard)
+        runs = [_null_check(inputs, outputs, device, arena, guard) for _ in range(CHECK_RUNS)]
+    finally:
+        if arena is not None:
+            arena.close()
+    return Yardstick(min(runs), max(runs) - min(runs) + pipe_round_trip_ms(), len(runs))
+
+
+ECHO = "import os\nwhile True:\n    b = os.read(0, 1)\n    if not b: break\n    os.write(1, b)\n"
+ROUND_TRIPS = 21
+
+
+def pipe_round_trip_ms() -> float:
+    """A request's round trip to another process and back through pipes (ms), the median of
+    ROUND_TRIPS, with a trusted echo process: what every request to the worker pays beyond its
+    work (two process wake-ups), which no in-process measurement sees. Never measured against
+    the worker, which could answer slowly to widen its own allowance."""
+    echo = subprocess.Popen(
+        [sys.executable, "-S", "-c", ECHO], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert echo.stdin is not None and echo.stdout is not None
+    trips = []
+    try:
+        for _ in range(ROUND_TRIPS):
+            started = time.perf_counter()
+            os.write(echo.stdin.fileno(), b"x")
+            os.read(echo.stdout.fileno(), 1)
+            trips.append((time.perf_counter() - started) * 1000)
+    finally:
+        echo.kill()
+        echo.wait()
+    return statistics.median(trips)
 
 
 def _null_check(
-    make: Callable[[int], list[torch.Tensor]], outputs: list[torch.Tensor], device: torch.device
+    inputs: list[Any],
+    outputs: list[torch.Tensor],
+    device: torch.device,
+    arena: Any,
+    guard: runtime.Guard,
 ) -> float:
-    """One check round's harness work around a call that returns `outputs` (ms)."""
+    """One check round's harness work around a call that returns `outputs` (ms), from the
+    request's sending on (the supervisor packs the inputs before its clock starts)."""
+    if arena is not None:
+        payload = feed.pack_device([inputs], arena, random.Random(0))
+    else:
+        payload = feed.pack_pipe([inputs])
     started = time.perf_counter()
-    inputs = make(0)
-    clones = [t.clone() for t in inputs]
+    sent, frame = _framed(payload.fields, payload.tensors)
+    given, storages = feed.unpack(sent, frame, device, arena)
     runtime.poison_allocator([o.nbytes for o in outputs], device)
-    outputs = [o.clone() for o in outputs]  # the capture when the call returns
-    unchanged = all(runtime.same_bits(a, b) for a, b in zip(inputs, clones))
-    if kinds.on_gpu(device):
+    with guard.observe(None):
+        captured = [o.clone() for o in outputs]  # the capture when the call returns
+    guard.check()
+    if arena is not None:
         torch.cuda.synchronize(device)
-        copies = [o.clone() for o in outputs]
+        copies = [o.clone() for o in captured]
         torch.cuda.synchronize(device)
     else:
-        frame = io.BytesIO()
-        protocol.send(frame, {"op": "check", "ok": unchanged}, outputs)
-        frame.seek(0)
-        _, copies = protocol.recv(frame)
-    del copies
+        _, copies = _framed({"op": "check", "inputs_after": len(storages)}, captured + storages)
+    del copies, given
     return (time.perf_counter() - started) * 1000
+
+
+def _framed(header: dict[str, Any], tensors: list[torch.Tensor]) -> tuple[dict, list]:
+    """`header` and `tensors` written as a frame and read back (what a pipe's ends do)."""
+    frame = io.BytesIO()
+    protocol.send(frame, header, tensors)
+    frame.seek(0)
+    return protocol.recv(frame)
