@@ -534,10 +534,11 @@ class Evaluation:
         self.no_ipc = why
         self.doc["environment"]["output_transport"] = _transport(why)
 
-    def _made(self, w: Workload, seed: int, index: int = 0) -> Made:
-        """Call `index`'s inputs, made here, a copy of them kept as made (the reference may
-        write its inputs), and the reference outputs with the seconds the trusted side took to
-        make inputs and outputs: the yardstick of the candidate's time limits."""
+    def _made(self, w: Workload, seed: int, index: int = 0, *, send: bool = True) -> Made:
+        """Call `index`'s inputs, made here, and the reference outputs with the seconds the
+        trusted side took to make them: the yardstick of the candidate's time limits. With
+        `send`, the inputs kept are a copy made before the reference ran (it may write its
+        inputs), for the worker; without (a re-check's reference), none are kept."""
         device = self.target.torch_device
         gpu = self.target.kind.gpu
         if gpu:
@@ -545,7 +546,7 @@ class Evaluation:
             torch.cuda.reset_peak_memory_stats(device)
         started = time.perf_counter()
         inputs = self._maker(w, seed)(index)
-        sent = feed.snapshot(inputs)
+        sent = feed.snapshot(inputs) if send else []
         ref = reference.outputs_of(self.problem, inputs)
         if gpu:
             torch.cuda.synchronize(device)
@@ -555,7 +556,7 @@ class Evaluation:
 
     def _expected(self, w: Workload, seed: int, index: int) -> tuple[list[torch.Tensor], float]:
         """The reference outputs of call `index` and the seconds they took (a re-check's)."""
-        made = self._made(w, seed, index)
+        made = self._made(w, seed, index, send=False)
         return made.ref, made.ref_s
 
     def _verify(
@@ -642,8 +643,11 @@ class Evaluation:
         """Give `driver` the timed calls' inputs, made here from `seed` (its warm-up's too:
         negative indices), and the most calls one request may carry."""
         make = self._maker(w, seed)
-        driver.feed = lambda indices: self._payload([make(i) for i in indices])
-        driver.feed_calls = feed.calls_that_fit(feed.call_bytes(make(-1)))
+        first = {-1: make(-1)}  # the warm-up's first call, made once: it sizes the requests
+        driver.feed_calls = feed.calls_that_fit(feed.call_bytes(first[-1]))
+        driver.feed = lambda indices: self._payload(
+            [first.pop(i) if i in first else make(i) for i in indices]
+        )
 
     def _timing_request(self, w: Workload, policy: TimingPolicy) -> dict[str, Any]:
         return {
