@@ -289,18 +289,16 @@ class Session:
         return calls
 
     def _learn_structure(self, request: dict[str, Any]) -> None:
-        """Sources whose data is a structure around tensors (GPU MODE's) rebuild it from what
-        their make_inputs recorded in this process: make one set of this workload's inputs from
-        a public seed (nothing secret: only the structure is kept), once per shape and dtype."""
+        """A source whose data is a structure around tensors (GPU MODE's) rebuilds it from what
+        its own hook recorded in this process (`learn_structure`), once per shape and dtype."""
         import torch
 
+        learn = getattr(self.reference, "learn_structure", None)
         key = (str(request.get("axes")), request.get("dtype"))
-        make = getattr(self.reference, "make_inputs", None)
-        if not hasattr(self.reference, "call_arguments") or make is None or key in self.learnt:
+        if learn is None or key in self.learnt or "dtype" not in request:
             return
         self.learnt.add(key)
-        gen = torch.Generator(device=self.device).manual_seed(0)
-        make(request["axes"], getattr(torch, request["dtype"]), self.device, gen)
+        learn(request["axes"], getattr(torch, request["dtype"]), self.device)
 
     def _unmap(self) -> None:
         """Close the trusted side's arena (its inputs are no longer needed: outputs are
