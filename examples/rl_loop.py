@@ -3,10 +3,13 @@ request, results are read as they finish, and each kernel gets a reward.
 
     FARM_URL=http://127.0.0.1:8000 FARM_TOKEN=fu_... python3 examples/rl_loop.py --hw npu-sim-v1
 
-Reward (per run): -1 when the farm REJECTED it (it games the evaluation), -0.5 for a compile or
-runtime error or timeout, 0 when INCORRECT, and for PASSED 0.1 + the SOL score clamped to
-[0, 1] (0.5 means as fast as the baseline, 1 means at the speed-of-light bound). Test-mode runs
-(no timing) that pass get 0.1.
+Reward (per run whose outcome is about the kernel, `Run.reward_usable`): -1 when the farm
+REJECTED it (it games the evaluation), -0.5 for a compile or runtime error or timeout, 0 when
+INCORRECT, and for PASSED 0.1 + the SOL score clamped to [0, 1] (0.5 means as fast as the
+baseline, 1 means at the speed-of-light bound). Test-mode runs (no timing) that pass get 0.1.
+The farm's own outcomes (UNSUPPORTED, INCONCLUSIVE, NODE_FAULT, a run that failed) and a first
+place held for an operator are no sample at all, neither 0 nor a penalty: they are left out and
+listed with what to do (`Run.advice`; docs/outcomes.md).
 """
 
 from __future__ import annotations
@@ -26,10 +29,11 @@ from farm.client import FarmClient, Run, SubmitRequest, WaitTimeout  # noqa: E40
 PENALTY = {"REJECTED": -1.0, "COMPILE_ERROR": -0.5, "RUNTIME_ERROR": -0.5, "TIMEOUT": -0.5}
 
 
-def reward(run: Run) -> float:
-    """The reward of one finished run (see the module docstring)."""
-    if run.state == "failed":
-        return 0.0  # the farm failed, not the kernel: no signal
+def reward(run: Run) -> float | None:
+    """The reward of one finished run (see the module docstring); None when its outcome says
+    nothing about the kernel."""
+    if not run.reward_usable:
+        return None
     verdict = run.verdict or ""
     if verdict != "PASSED":
         return PENALTY.get(verdict, 0.0)
@@ -53,15 +57,20 @@ def main() -> int:
     )
     by_run = {s.runs[0].id: c for s, c in zip(submissions, batch)}
     print(f"submitted {len(by_run)} kernels to {client.url} in {time.monotonic() - started:.1f} s")
-    rewards, agree = [], 0
+    rewards: list[float] = []
+    agree, left_out = 0, 0
     try:
         for run in client.as_completed(by_run, timeout_s=args.timeout):
             cand = by_run[run.id]
+            verdict = run.verdict or run.failure_code or run.state
             r = reward(run)
+            if r is None:
+                left_out += 1
+                print(f"{cand.name:32} {verdict:14} no sample: {run.advice}")
+                continue
             rewards.append(r)
             agree += (run.verdict == "PASSED") == cand.correct
             score = "-" if run.sol_score is None else f"{run.sol_score:.3f}"
-            verdict = run.verdict or run.failure_code or run.state
             print(f"{cand.name:32} {verdict:14} SOL {score:>6}  reward {r:+.3f}")
     except WaitTimeout as exc:
         print(f"stopped waiting: {exc.message}", file=sys.stderr)
@@ -72,7 +81,9 @@ def main() -> int:
             f"{len(rewards)} scored in {wall:.1f} s; mean reward {mean:+.3f}; "
             f"verdict matched the generator's label for {agree}/{len(rewards)}"
         )
-    return 0 if len(rewards) == len(by_run) else 4
+    if left_out:
+        print(f"{left_out} left out: the farm's own outcomes, no reward either way")
+    return 0 if len(rewards) + left_out == len(by_run) else 4
 
 
 if __name__ == "__main__":
