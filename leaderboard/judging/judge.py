@@ -6,11 +6,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from farm.errors import FarmError
-from farm.result import Result, Verdict, WorkloadEntry, reason
+from farm.result import Result, Verdict, WorkloadEntry, WorkloadStatus, reason, worst
 from farm.suite.model import Problem
 from leaderboard.problems import farm_bridge
 
 UNCHECKED = "UNCHECKED_WORKLOAD"  # a time the server could not check against the floor
+MILDER = "VERDICT_MILDER_THAN_WORKLOADS"  # the verdict says less than its own document
+NOT_A_VERDICT = (WorkloadStatus.PASSED, WorkloadStatus.SKIPPED)
 
 
 @dataclass
@@ -23,14 +25,19 @@ class Judgement:
 
 
 def judge(*, result: Result, suite: str, suite_hash: str, problem: str, hardware: str) -> Judgement:
-    """Check the suite hash and the roofline floor; build the per-workload rows.
+    """Check the suite hash, the verdict against the document's own workloads and the roofline
+    floor; build the per-workload rows.
+
+    The verdict is never milder than the document's own workloads and guard findings: a farm
+    outcome (INCONCLUSIVE, NODE_FAULT, UNSUPPORTED) beside a workload the kernel failed, or a
+    PASSED beside a guard finding that rejects, is judged by the worst of them (MILDER), so no
+    claim of the node turns a failure the kernel earned into the farm's outcome.
 
     Every PASSED time is checked against the floor computed here. A workload the server cannot
     resolve in its copy of the suite (or whose floor it cannot compute on `hardware`) is not
     waved through: its reason is UNCHECKED_WORKLOAD and the judgement is `held` (unless the
     run fails or is rejected anyway)."""
-    verdict = result.verdict.value
-    reasons = []
+    verdict, reasons = _verdict_of_document(result)
     suite_ok = result.suite == suite and result.suite_hash == suite_hash
     if not suite_ok:
         reasons.append(
@@ -75,6 +82,22 @@ def judge(*, result: Result, suite: str, suite_hash: str, problem: str, hardware
             "and re-run, or release the entry"
         )
     return Judgement(verdict=verdict, suite_ok=suite_ok, reasons=reasons, rows=rows, held=held)
+
+
+def _verdict_of_document(result: Result) -> tuple[str, list[dict[str, Any]]]:
+    """The document's verdict, or the worst of its workloads' statuses and guard rejections
+    when that is worse (with a MILDER reason)."""
+    own = [Verdict(w.status.value) for w in result.workloads if w.status not in NOT_A_VERDICT]
+    if any(f.severity == "reject" for f in result.findings):
+        own.append(Verdict.REJECTED)
+    verdict = worst([result.verdict, *own])
+    if verdict == result.verdict:
+        return verdict.value, []
+    detail = (
+        f"the document says {result.verdict.value}, but its own workloads and guard findings "
+        f"say {verdict.value}: judged {verdict.value}"
+    )
+    return verdict.value, [reason(MILDER, detail)]
 
 
 def _server_bounds(

@@ -293,6 +293,24 @@ def test_farm_outcomes_are_measured_again_uncharged_and_never_a_board_entry(
     assert (other.category, other.node_faults) == ("farm", 0)
 
 
+def test_a_farm_verdict_beside_a_workload_the_kernel_failed_is_judged_by_the_workload(
+    clients, node, local_storage
+):
+    """The node's INCONCLUSIVE is not believed over its own document: a workload INCORRECT in
+    it makes the run INCORRECT, about the kernel, recorded now and not measured again."""
+    run = queued_run(clients)
+    node.post(f"/api/agent/runs/{run.pk}/claim/")
+    node.post(f"/api/agent/runs/{run.pk}/start/", {"attempt": 1}, format="json")
+    doc = result_doc(run, verdict="INCONCLUSIVE")
+    doc["workloads"][0]["status"] = "INCORRECT"
+    r = node.post(f"/api/agent/runs/{run.pk}/result/", {"attempt": 1, "result": doc}, format="json")
+    assert r.status_code == 200, r.content
+    assert (r.json()["state"], r.json()["verdict"]) == ("done", "INCORRECT")
+    assert r.json()["server_reasons"][0]["code"] == "VERDICT_MILDER_THAN_WORKLOADS"
+    run.refresh_from_db()
+    assert (run.category, run.node_faults, run.charged_attempts) == ("kernel", 0, 1)
+
+
 def test_malformed_or_foreign_documents_are_refused(clients, node, local_storage):
     run = queued_run(clients)
     node.post(f"/api/agent/runs/{run.pk}/claim/")
