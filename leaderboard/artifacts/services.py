@@ -6,15 +6,14 @@ import logging
 import secrets
 from typing import Protocol
 
-from django.core import signing
 from django.db import transaction
 
 from leaderboard.artifacts.models import Artifact
 from leaderboard.artifacts.store import (
-    UPLOAD_SALT,
     ArtifactStoreError,
-    LocalStore,
     artifact_store,
+    signed_download_url,
+    signed_upload_url,
 )
 
 log = logging.getLogger(__name__)
@@ -60,12 +59,11 @@ def artifact_upload_url(*, run, node, name: str, base_url: str) -> dict:
     Artifact.objects.get_or_create(
         run=run, attempt=run.attempt, name=name, defaults={"key": key, "content_type": content_type}
     )
-    token = signing.dumps({"k": key, "ct": content_type}, salt=UPLOAD_SALT)
     return {
         "name": name,
         "key": key,
         "method": "PUT",
-        "url": f"{base_url.rstrip('/')}/api/agent/upload/{token}/",
+        "url": signed_upload_url(key, content_type=content_type, base_url=base_url),
         "headers": {"Content-Type": content_type},
     }
 
@@ -78,7 +76,7 @@ def artifact_download_url(*, artifact: Artifact, base_url: str) -> str:
     """A short-lived URL that downloads the artifact as an attachment of its recorded type (the
     server's own signed URL while its bytes wait in the database)."""
     if artifact.pending_data is not None:
-        return LocalStore.signed_download_url(
+        return signed_download_url(
             artifact.stored_key,
             base_url=base_url,
             filename=artifact.name,

@@ -54,7 +54,6 @@ class ArtifactStore(Protocol):
     ) -> None: ...
     def get(self, key: str) -> bytes: ...
     def exists(self, key: str) -> bool: ...
-    def upload_url(self, key: str, *, content_type: str, base_url: str) -> str: ...
     def download_url(self, key: str, *, base_url: str, filename: str, content_type: str) -> str: ...
 
 
@@ -144,19 +143,6 @@ class S3Store:
     def exists(self, key: str) -> bool:
         return self._call(f"checking {key}", lambda: bool(self.storage.exists(self._name(key))))
 
-    def upload_url(self, key: str, *, content_type: str, base_url: str) -> str:
-        client = self.storage.bucket.meta.client
-        params = {
-            "Bucket": self.storage.bucket_name,
-            "Key": self._name(key),
-            "ContentType": content_type,
-        }
-        return str(
-            client.generate_presigned_url(
-                "put_object", Params=params, ExpiresIn=settings.FARM_PRESIGN_EXPIRES_S
-            )
-        )
-
     def download_url(self, key: str, *, base_url: str, filename: str, content_type: str) -> str:
         parameters = {
             "ResponseContentDisposition": attachment(filename),
@@ -169,7 +155,7 @@ class S3Store:
 
 
 class LocalStore:
-    """Files under MEDIA_ROOT; uploads and downloads go through signed server URLs."""
+    """Files under MEDIA_ROOT; downloads go through signed server URLs."""
 
     kind = "local"
 
@@ -201,20 +187,22 @@ class LocalStore:
     def exists(self, key: str) -> bool:
         return self._path(key).is_file()
 
-    def upload_url(self, key: str, *, content_type: str, base_url: str) -> str:
-        token = signing.dumps({"k": key, "ct": content_type}, salt=UPLOAD_SALT)
-        return f"{base_url.rstrip('/')}/api/agent/upload/{token}/"
-
     def download_url(self, key: str, *, base_url: str, filename: str, content_type: str) -> str:
-        return self.signed_download_url(
+        return signed_download_url(
             key, base_url=base_url, filename=filename, content_type=content_type
         )
 
-    @staticmethod
-    def signed_download_url(key: str, *, base_url: str, filename: str, content_type: str) -> str:
-        """The server's own signed download URL (also for bytes still in the database)."""
-        token = signing.dumps({"k": key, "f": filename, "ct": content_type}, salt=DOWNLOAD_SALT)
-        return f"{base_url.rstrip('/')}/api/artifacts/{token}/"
+
+def signed_upload_url(key: str, *, content_type: str, base_url: str) -> str:
+    """The server's own signed upload URL, the only way a node uploads (whatever the store)."""
+    token = signing.dumps({"k": key, "ct": content_type}, salt=UPLOAD_SALT)
+    return f"{base_url.rstrip('/')}/api/agent/upload/{token}/"
+
+
+def signed_download_url(key: str, *, base_url: str, filename: str, content_type: str) -> str:
+    """The server's own signed download URL (local storage, and bytes still in the database)."""
+    token = signing.dumps({"k": key, "f": filename, "ct": content_type}, salt=DOWNLOAD_SALT)
+    return f"{base_url.rstrip('/')}/api/artifacts/{token}/"
 
 
 def attachment(filename: str) -> str:
