@@ -210,6 +210,7 @@ class HealthMonitor:
         self.noted: dict[str, list[Problem]] = {}
         self.checks = 0
         self.last_test: float | None = None
+        self.last = Health()  # what `current` found last
         self._thread: threading.Thread | None = None
 
     def run_selftest(self) -> list[Problem]:
@@ -225,10 +226,11 @@ class HealthMonitor:
 
     def due(self) -> bool:
         """A self-test is due: never run, or older than FARM_AGENT_SELFTEST_S (a minute at most
-        while the node is unhealthy, so that it comes back soon after it is fixed)."""
+        while the node is unhealthy, so that it comes back soon after it is fixed). Judged from
+        the health `current` found last: the disk is probed once per check, not again here."""
         if self.last_test is None:
             return True
-        every = self.every_s if self.current().healthy else min(self.every_s, 60.0)
+        every = self.every_s if self.last.healthy else min(self.every_s, 60.0)
         return time.monotonic() - self.last_test >= every
 
     def maybe_start(self, *, idle: bool) -> bool:
@@ -247,7 +249,8 @@ class HealthMonitor:
         problems += slot_failure_notes(self.state_dir)
         for noted in self.noted.values():
             problems += noted
-        return Health(problems=tuple(_unique(problems)), checks=self.checks)
+        self.last = Health(problems=tuple(_unique(problems)), checks=self.checks)
+        return self.last
 
 
 def _unique(problems: list[Problem]) -> list[Problem]:

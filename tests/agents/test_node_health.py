@@ -134,6 +134,21 @@ def test_a_periodic_self_test_waits_until_no_slot_is_measuring(tmp_path):
     assert ran == [1] and not agent.monitor.due()
 
 
+def test_a_health_check_probes_the_disk_once(tmp_path, monkeypatch):
+    """Each turn of the main loop writes its disk probe once, a due self-test included."""
+    probes: list[Path] = []
+    real = health.disk_problems
+    monkeypatch.setattr(
+        health, "disk_problems", lambda home, **k: probes.append(home) or real(home, **k)
+    )
+    agent = agent_with(tmp_path, lambda *a, **k: [])
+    agent.slot_set = SlotSet([NPU], {})
+    agent.monitor.run_selftest()
+    agent.monitor.last_test = 0.0  # long ago: due again
+    assert agent.check_health().healthy
+    assert len(probes) == 1
+
+
 # --- a job on a node that may be sick ------------------------------------------------------
 
 
