@@ -66,21 +66,21 @@ ROUND_2 = [
 ]
 TRUST_3 = [
     "hacks/precompute_from_input_maker.py",
-    "hacks/library_clone_computes.py",
+    "../bench/open_cheats/library_clone_computes.py",  # still wins: kept out of the tests
     "hacks/library_equal_always_true.py",
-    "hacks/session_times_match_pattern.py",
-    "hacks/session_times_pickle_global.py",
-    "hacks/session_times_reexport.py",
+    "../bench/open_cheats/session_times_match_pattern.py",  # still wins: kept out of the tests
+    "../bench/open_cheats/session_times_pickle_global.py",  # still wins: kept out of the tests
+    "../bench/open_cheats/session_times_reexport.py",  # still wins: kept out of the tests
     "hacks/input_maker_leaves_answer.py",
-    "hacks/forged_marker_kernel_name.py",
+    "../bench/open_cheats/forged_marker_kernel_name.py",  # still wins: kept out of the tests
     "hacks/amortise_one_in_60.py",
-    "hacks/del_precomputes_next_call.py",
+    "../bench/open_cheats/del_precomputes_next_call.py",  # still wins: kept out of the tests
     "solutions/correct/rmsnorm__bf16_chain.py",
     "solutions/correct/softmax__bf16_unfused_chain.py",
     "solutions/compiled/softmax__torch_compile.py",
     "solutions/correct/softmax__triton_autotune.py",
     "solutions/correct/rmsnorm__triton_constexpr_global.py",
-    "solutions/correct/vector_add__cuda_graph.py",
+    "../bench/open_cheats/vector_add__cuda_graph.py",  # honest, rejected by the static guard
     "solutions/correct/matmul__split_k_workspace.py",
     "solutions/correct/vector_add__two_streams.py",
 ]
@@ -92,7 +92,7 @@ def selected(everything: bool, runtime_only: bool = False, classes: str = "round
         hacks = sorted((TESTS / "hacks").glob("*.py"))
         return [p for p in hacks if "\n# runtime: " in p.read_text(encoding="utf-8")]
     if not everything:
-        return [TESTS / rel for rel in CLASSES[classes]]
+        return [(TESTS / rel).resolve() for rel in CLASSES[classes]]
     hacks = [p for p in sorted((TESTS / "hacks").glob("*.py")) if not p.name.startswith("test_")]
     honest = sorted((TESTS / "solutions" / "correct").glob("*.py"))
     return hacks + honest + sorted((TESTS / "solutions" / "compiled").glob("*.py"))
@@ -124,7 +124,7 @@ def run_one(path: Path, device: str, mode: str, runtime_only: bool = False) -> d
         verdict, reasons, findings = "FARM_ERROR", [f"{type(exc).__name__}: {exc}"[:200]], []
         env, memory, statuses, details = {}, {}, {}, []
     return {
-        "file": str(path.relative_to(TESTS)),
+        "file": str(path.relative_to(TESTS.parent)),
         "problem": header["problem"],
         "expect": header["expect"],
         "verdict": verdict,
@@ -143,7 +143,7 @@ def run_one(path: Path, device: str, mode: str, runtime_only: bool = False) -> d
 def _row(path: Path, header: dict[str, str], verdict: str, *, ok: bool) -> dict[str, Any]:
     """The row of a file that was not evaluated on this device."""
     return {
-        "file": str(path.relative_to(TESTS)),
+        "file": str(path.relative_to(TESTS.parent)),
         "problem": header["problem"],
         "expect": header["expect"],
         "verdict": verdict,
