@@ -141,14 +141,11 @@ def _store(
     now = timezone.now()
     run.state = Run.State.DONE if j.suite_ok else Run.State.FAILED
     run.verdict, run.sol_score, run.finished_at = j.verdict, score, now
-    about_kernel = j.suite_ok and Verdict(j.verdict).blames_submission
-    run.category = Run.Category.KERNEL if about_kernel else Run.Category.FARM
     run.failure_code = "" if j.suite_ok else "SUITE_HASH_MISMATCH"
     run.failure_detail = "" if j.suite_ok else j.reasons[0]["detail"]
     run.save(
         update_fields=[
             "state",
-            "category",
             "node_faults",
             "verdict",
             "sol_score",

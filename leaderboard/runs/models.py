@@ -4,9 +4,10 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from farm.result import Interval
+from farm.result import FARM_OUTCOMES, Interval
 
 LOST = "LOST"  # failure code of a run taken back from a node that stopped heartbeating
+FARM_VERDICTS = tuple(sorted(v.value for v in FARM_OUTCOMES))
 
 
 class Run(models.Model):
@@ -41,9 +42,11 @@ class Run(models.Model):
         HELD = "held"
 
     class Category(models.TextChoices):
-        NONE = "", "not finished"
-        KERNEL = "kernel", "about the kernel"
-        FARM = "farm", "the farm's own outcome"
+        """What a run's outcome is about (`category`, derived; docs/outcomes.md)."""
+
+        NONE = ""  # not finished
+        KERNEL = "kernel"
+        FARM = "farm"  # the farm's own outcome
 
     ACTIVE = (State.CLAIMED, State.RUNNING)
     TERMINAL = (State.DONE, State.FAILED)
@@ -93,14 +96,6 @@ class Run(models.Model):
     sol_score = models.FloatField(null=True, blank=True)
     failure_code = models.CharField(max_length=50, blank=True)
     failure_detail = models.TextField(blank=True)
-    category = models.CharField(
-        max_length=10,
-        choices=Category.choices,
-        default=Category.NONE,
-        blank=True,
-        help_text="kernel: the verdict is about the kernel; farm: the farm's own outcome "
-        "(UNSUPPORTED, INCONCLUSIVE, NODE_FAULT, or a failure to evaluate)",
-    )
     audit_of = models.OneToOneField(
         "self",
         null=True,
@@ -136,6 +131,33 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.pk} ({self.hardware_id}, {self.state})"
+
+    @property
+    def category(self) -> str:
+        """What the finished run's outcome is about (docs/outcomes.md): `kernel` for a done run
+        whose verdict blames the submission, `farm` for the farm's own verdicts (UNSUPPORTED,
+        INCONCLUSIVE, NODE_FAULT) and a failed run; "" before it finishes. Filter with
+        `category_q`."""
+        return Run.category_of(state=self.state, verdict=self.verdict)
+
+    @staticmethod
+    def category_of(*, state: str, verdict: str) -> str:
+        """`category` of a run in `state` with `verdict` (for rows read without a model)."""
+        if state == Run.State.FAILED:
+            return Run.Category.FARM
+        if state != Run.State.DONE:
+            return Run.Category.NONE
+        return Run.Category.FARM if verdict in FARM_VERDICTS else Run.Category.KERNEL
+
+    @staticmethod
+    def category_q(category: str) -> Q:
+        """The runs whose `category` is `category` (an unknown one matches none)."""
+        done, farm = Q(state=Run.State.DONE), Q(verdict__in=FARM_VERDICTS)
+        return {
+            Run.Category.KERNEL: done & ~farm,
+            Run.Category.FARM: Q(state=Run.State.FAILED) | (done & farm),
+            Run.Category.NONE: ~Q(state__in=Run.TERMINAL),
+        }.get(category, Q(pk__in=[]))
 
     @property
     def charged_attempts(self) -> int:

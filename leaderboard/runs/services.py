@@ -320,7 +320,6 @@ def _release(
         transaction.on_commit(lambda: runs_send(run_ids=[run_id]))
     else:
         run.state, run.finished_at = Run.State.FAILED, timezone.now()
-        run.category = Run.Category.FARM
         if retry:
             run.failure_detail = f"{detail} (gave up after {spent})"
         transaction.on_commit(lambda: metrics.run_finished(run.hardware_id, code, None))
@@ -334,7 +333,6 @@ def _release(
             "failure_detail",
             "node_faults",
             "fault_nodes",
-            "category",
         ]
     )
     if failed:

@@ -23,6 +23,7 @@ from leaderboard.parsers import StorableFormParser, StorableJSONParser, Storable
 from leaderboard.runs.models import Run
 from leaderboard.runs.redaction import failure_detail_redacted
 from leaderboard.submissions.models import Submission
+from leaderboard.submissions.run_apis import run_category_field
 from leaderboard.submissions.selectors import (
     source_visible,
     source_visible_for,
@@ -79,6 +80,7 @@ class BatchInput(serializers.Serializer):
 
 class RunSummary(serializers.ModelSerializer):
     hardware = serializers.CharField(source="hardware_id")
+    category = serializers.SerializerMethodField()
 
     class Meta:
         model = Run
@@ -98,6 +100,10 @@ class RunSummary(serializers.ModelSerializer):
             "created_at",
             "finished_at",
         ]
+
+    @extend_schema_field(run_category_field())
+    def get_category(self, run: Run) -> str:
+        return run.category  # derived: the status read computes it from its row too
 
 
 class SubmissionOutput(serializers.ModelSerializer):
@@ -181,14 +187,17 @@ def _orm_paths(serializer: serializers.Serializer) -> dict[str, str | None]:
 
 
 @functools.cache
-def _status_paths() -> tuple[dict[str, str | None], dict[str, str]]:
-    runs = {name: path for name, path in _orm_paths(RunSummary()).items() if path}
-    return _orm_paths(SubmissionOutput()), runs
+def _status_paths() -> tuple[dict[str, str | None], dict[str, str | None]]:
+    return _orm_paths(SubmissionOutput()), _orm_paths(RunSummary())
 
 
-def _run_summary(row: dict[str, Any], paths: dict[str, str], visible: bool) -> dict[str, Any]:
-    """One run of the status read; a node's failure detail follows the source's visibility."""
-    out = {name: row[path] for name, path in paths.items()}
+def _run_summary(
+    row: dict[str, Any], paths: dict[str, str | None], visible: bool
+) -> dict[str, Any]:
+    """One run of the status read (`category`, RunSummary's one method field, is derived from
+    the row); a node's failure detail follows the source's visibility."""
+    category = Run.category_of(state=row["state"], verdict=row["verdict"])
+    out = {name: row[path] if path else category for name, path in paths.items()}
     if not visible:
         out["failure_detail"] = failure_detail_redacted(
             code=out["failure_code"], detail=out["failure_detail"]
@@ -208,7 +217,7 @@ def submission_status_json(request, submission_id: int) -> dict[str, Any] | None
         user=request.user,
         submission_id=submission_id,
         fields=[*(p for p in paths.values() if p), "problem_id"],
-        run_fields=[*run_paths.values(), "state"],
+        run_fields=[*(p for p in run_paths.values() if p), "state"],
     )
     if found is None:
         return None

@@ -23,8 +23,18 @@ FILTERS = {
     "submission": "submission_id",
     "problem": "problem__name",
     "verdict": "verdict",
-    "category": "category",
 }
+CATEGORY = "category"  # no column: derived from state and verdict (Run.category_q)
+
+
+def run_category_field() -> serializers.ChoiceField:
+    """A run's `category` as its outputs carry it (read-only, derived: Run.category)."""
+    return serializers.ChoiceField(
+        choices=Run.Category.choices,
+        read_only=True,
+        help_text="kernel: the verdict is about the kernel; farm: the farm's own outcome "
+        '(UNSUPPORTED, INCONCLUSIVE, NODE_FAULT, or a failure to evaluate); "" before the end',
+    )
 
 
 class RunListOutput(serializers.ModelSerializer):
@@ -34,6 +44,7 @@ class RunListOutput(serializers.ModelSerializer):
     audit_of = serializers.IntegerField(
         source="audit_of_id", allow_null=True, help_text="an audit run: the run it re-evaluates"
     )
+    category = run_category_field()
 
     class Meta:
         model = Run
@@ -165,7 +176,7 @@ class RunListApi(APIView):
 
     @extend_schema(
         operation_id="runs_list",  # a page of runs, not one run (runs_retrieve)
-        parameters=[OpenApiParameter(name, str) for name in FILTERS],
+        parameters=[OpenApiParameter(name, str) for name in (*FILTERS, CATEGORY)],
         responses=cursor_page("RunPage", RunListOutput(many=True)),
     )
     def get(self, request):
@@ -178,6 +189,8 @@ class RunListApi(APIView):
                         {"submission": ["must be a submission id (integer)"]}
                     )
                 qs = qs.filter(**{field: value})
+        if (category := request.query_params.get(CATEGORY)) is not None:
+            qs = qs.filter(Run.category_q(category))
         paginator = RunPagination()
         page = paginator.paginate_queryset(qs, request)
         return paginator.get_paginated_response(RunListOutput(page, many=True).data)

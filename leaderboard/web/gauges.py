@@ -66,10 +66,12 @@ class FarmCollector(Collector):
                 "Finished runs by what their outcome is about (kernel, farm)",
                 labels=["category"],
             )
-            for row in (
-                Run.objects.exclude(category="").values("category").annotate(n=Count("id"))
-            ).order_by():
-                categories.add_metric([row["category"]], row["n"])
+            finished = (Run.Category.KERNEL, Run.Category.FARM)
+            counts = Run.objects.aggregate(
+                **{str(c): Count("id", filter=Run.category_q(c)) for c in finished}
+            )
+            for name, n in counts.items():
+                categories.add_metric([name], n)
         except Exception as exc:  # a scrape must not fail because the database blinked
             log.warning("farm metrics unavailable: %s", exc)
             return

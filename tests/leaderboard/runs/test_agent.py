@@ -311,6 +311,20 @@ def test_a_farm_verdict_beside_a_workload_the_kernel_failed_is_judged_by_the_wor
     assert (run.category, run.node_faults, run.charged_attempts) == ("kernel", 0, 1)
 
 
+def test_runs_are_listed_by_category(clients, node, local_storage, settings):
+    """`category` is derived from the state and the verdict; the runs list filters by it."""
+    settings.FARM_MAX_NODE_FAULTS = 1  # an INCONCLUSIVE is kept at once
+    farm, kernel, waiting = (queued_run(clients) for _ in range(3))
+    finish(node, farm, verdict="INCONCLUSIVE")
+    finish(node, kernel, verdict="INCORRECT")
+    owner = clients["owner"]
+    for category, expected in (("farm", farm), ("kernel", kernel), ("", waiting)):
+        listed = owner.get(f"/api/runs/?category={category}").json()["results"]
+        assert [r["id"] for r in listed] == [expected.pk], category
+        assert listed[0]["category"] == category
+    assert owner.get("/api/runs/?category=other").json()["results"] == []
+
+
 def test_malformed_or_foreign_documents_are_refused(clients, node, local_storage):
     run = queued_run(clients)
     node.post(f"/api/agent/runs/{run.pk}/claim/")
