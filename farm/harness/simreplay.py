@@ -19,6 +19,7 @@ What runs where (docs/npu-sim.md, "Trust model"):
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import hashlib
 import json
@@ -40,15 +41,19 @@ def judge(
     """Cost the reference on `inputs`, check and replay `trace_json` in a sandbox of `runner`,
     compare. The answer: {"ok", "reference", "candidate"} or a failure {"ok": False, "status",
     "code", "detail", ...}. Raises SandboxUnavailable when the runner cannot start here."""
+    from farm.hardware.npu_sim.replay import replay_limits
     from farm.hardware.npu_sim.sandboxed import ReplayBudget, run_sandboxed
 
+    limits = replay_limits()
     expected, reference = reference_cost(module, inputs)
-    trace, failure = checked_trace(trace_json)
+    trace, failure = checked_trace(trace_json, max_launches=limits.max_launches)
     if trace is None:
         return {**failure, "reference": reference}
     budget = ReplayBudget.of(trace)
     seed = sample_seed(trace_json)
-    reply = run_sandboxed(trace, inputs, seed=seed, runner=runner, budget=budget)
+    reply = run_sandboxed(
+        trace, inputs, seed=seed, runner=runner, budget=budget, max_launches=limits.max_launches
+    )
     if not reply.ok:
         return {**_failure(reply.status, reply.code, reply.detail), "reference": reference}
     errors, check = _check(problem, reply, expected)
@@ -75,9 +80,11 @@ def judge(
     return {"ok": True, "reference": reference, "candidate": candidate}
 
 
-def checked_trace(trace_json: Any) -> tuple[Any, dict[str, Any]]:
+def checked_trace(trace_json: Any, *, max_launches: int) -> tuple[Any, dict[str, Any]]:
     """(the parsed trace, {}) when it may be replayed, else (None, the failure): it parses,
-    its kernels are Triton language only, its PyTorch ops are ones npu-sim replays."""
+    its kernels are Triton language only, its PyTorch ops are ones npu-sim replays, it holds
+    at most `max_launches` steps (each is at most one launch of the replay)."""
+    from farm.hardware.npu_sim.limits import SimLimitExceeded
     from farm.hardware.npu_sim.replay import _op
     from farm.hardware.npu_sim.trace import TorchOp, Trace, TraceError
     from farm.hardware.npu_sim.tritonsrc import KernelRejected, check_source
@@ -97,6 +104,9 @@ def checked_trace(trace_json: Any) -> tuple[Any, dict[str, Any]]:
         return None, _failure(
             "RUNTIME_ERROR", "NPU_SIM_TRACE", f"the recorded call does not replay: {exc}"
         )
+    if len(trace.steps) > max_launches:
+        detail = str(SimLimitExceeded("max_launches", len(trace.steps), max_launches))
+        return None, _failure("UNSUPPORTED", "NPU_SIM_LIMIT", detail)
     return trace, {}
 
 
@@ -139,7 +149,8 @@ def reference_cost(module: Any, inputs: list[Any]) -> tuple[list[torch.Tensor], 
 def _check(
     problem: Any, reply: Any, expected: list[torch.Tensor]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Compare the replay's outputs with the reference: every element it produced."""
+    """Compare the replay's outputs with the reference: every element, or, when a launch was
+    sampled, every element it produced."""
     from farm.harness import correctness
     from farm.result import reason
 
@@ -155,7 +166,7 @@ def _check(
         )
         return [{**reason("NPU_SIM_UNCOUNTED_OUTPUT", detail), "status": "REJECTED"}], {}
     cpu = torch.device("cpu")
-    if all(k is None for k in reply.produced):
+    if not reply.sampled or all(k is None for k in reply.produced):
         errors, stats = correctness.compare(reply.outputs, expected, problem, device=cpu)
         total = sum(o.numel() for o in reply.outputs)
         return errors, {"elements": total, "of": total, "sampled": False, **stats}
@@ -262,15 +273,49 @@ def _trace_and_replay(ev: Any, worker: Any, w: Any) -> dict[str, Any]:
     ev.doc["guard"]["findings"] += [
         {**f, "workload": w.id} for f in replies.findings(header.get("findings"))
     ]
-    if header.get("ok") is False and header.get("status") == "UNSUPPORTED":
-        # the worker's word can only cost the submission its score, never win one
-        return _failure("UNSUPPORTED", "NPU_SIM_UNSUPPORTED", replies.text(header.get("detail")))
+    unsupported = worker_unsupported(header, ev.source)
+    if unsupported is not None:
+        return unsupported
     failure = replies.failure(header)
     if failure is not None:
         return _failure(failure.status.value, failure.code, failure.detail)
     runner = get_runner(ev.opts.sandbox, vendor=None)
     module = reference.load_reference(ev.problem)
     return judge(ev.problem, module, inputs, header.get("trace"), runner=runner)
+
+
+def worker_unsupported(header: dict[str, Any], source: str) -> dict[str, Any] | None:
+    """The worker's UNSUPPORTED (it met an @triton.autotune'd launch), believed only when the
+    submission's source, read here with ast and never run, decorates a function with autotune:
+    UNSUPPORTED is the farm's outcome, which no kernel is judged by, so a worker that could
+    claim it at will would turn its kernel's failure into no verdict. None otherwise (the reply
+    is classified as any other, farm.harness.replies.failure)."""
+    from farm.harness import replies
+
+    if header.get("ok") is not False or header.get("status") != "UNSUPPORTED":
+        return None
+    if not _autotunes(source):
+        return None
+    return _failure("UNSUPPORTED", "NPU_SIM_UNSUPPORTED", replies.text(header.get("detail")))
+
+
+def _autotunes(source: str) -> bool:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    return any(
+        _names_autotune(d.func if isinstance(d, ast.Call) else d)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        for d in node.decorator_list
+    )
+
+
+def _names_autotune(node: ast.expr) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == "autotune") or (
+        isinstance(node, ast.Name) and node.id == "autotune"
+    )
 
 
 if __name__ == "__main__":

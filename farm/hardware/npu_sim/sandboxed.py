@@ -41,8 +41,14 @@ PROGRAM_S = 5.0
 SAMPLED_LAUNCH_S = 5.0
 FACTOR = 4.0
 CAP_S = 1800.0
-# statuses a replay may report about itself: it can make its outcome worse, never better
-STATUSES = ("REJECTED", "INCORRECT", "RUNTIME_ERROR", "UNSUPPORTED")
+# statuses a replay may report about itself: it can make its outcome worse, never better.
+# UNSUPPORTED (the farm's outcome) is never taken from it: this side decides it from its own
+# checks of the trace (checked_trace) and from the limit its own watchdog enforced (`_died`).
+STATUSES = ("REJECTED", "INCORRECT", "RUNTIME_ERROR")
+# limits a sandbox saw the replay reach that this side enforced or was told of by the engine;
+# cpu_seconds and file_size_bytes are read from the signal that ended the process, which the
+# process can send itself
+SIMULATOR_LIMITS = ("wall_seconds", "memory_bytes")
 
 
 @dataclass(frozen=True)
@@ -133,9 +139,17 @@ def replay_env(workdir: Path) -> dict[str, str]:
 
 
 def run_sandboxed(
-    trace: Trace, inputs: list[Any], *, seed: int, runner: Runner, budget: ReplayBudget
+    trace: Trace,
+    inputs: list[Any],
+    *,
+    seed: int,
+    runner: Runner,
+    budget: ReplayBudget,
+    max_launches: int,
 ) -> ReplayReply:
     """Replay `trace` from `inputs` in a fresh sandbox of `runner`; its checked answer.
+    `max_launches`: the simulator's cap in force on this side (the sandbox's environment
+    holds none of the supervisor's settings).
 
     Never raises for what the replay did: a replay past its limits is UNSUPPORTED (the
     simulator's limit, not a verdict on the kernel), one that died or sent a bad frame is a
@@ -156,6 +170,7 @@ def run_sandboxed(
         )
         payload = feed.pack_pipe([inputs])
         header = {**payload.fields, "trace": trace.to_json(), "seed": seed}
+        header["max_launches"] = max_launches
         header["wall_s"] = budget.seconds
         with proc:
             return _exchange(proc, header, payload.tensors, trace, budget)
@@ -192,7 +207,7 @@ def _died(proc: Any, budget: ReplayBudget, why: str, tail: bytearray) -> ReplayR
     except Exception:
         proc.kill()
         return ReplayReply.failed("RUNTIME_ERROR", "NPU_SIM_REPLAY", f"the replay failed: {why}")
-    if end.limit in ("wall_seconds", "cpu_seconds", "memory_bytes"):
+    if end.limit in SIMULATOR_LIMITS:
         return ReplayReply.failed(
             "UNSUPPORTED",
             "NPU_SIM_REPLAY_LIMIT",
@@ -235,6 +250,7 @@ def _checked(header: dict[str, Any], frame: list[torch.Tensor], trace: Trace) ->
         if tuple(out.shape) != ref.shape or str(out.dtype).removeprefix("torch.") != ref.dtype:
             raise ValueError("an output's shape or dtype differs from the trace's")
     produced: list[torch.Tensor | None] = []
+    sampled = bool(header["sampled"]) and may_sample(trace)
     for out, k in zip(outputs, header["produced"], strict=True):
         if k is None:
             produced.append(None)
@@ -252,11 +268,20 @@ def _checked(header: dict[str, Any], frame: list[torch.Tensor], trace: Trace) ->
         report=report,
         outputs=outputs,
         produced=produced,
-        sampled=bool(header["sampled"]),
+        sampled=sampled,
         inputs_written=[int(i) for i in header["inputs_written"]],
         outputs_short=[int(i) for i in header["outputs_short"]],
         sim_wall_s=float(header["sim_wall_s"]),
         check_wall_s=float(header["check_wall_s"]),
+    )
+
+
+def may_sample(trace: Trace) -> bool:
+    """Whether the replay may count a launch of `trace` from a sample (one of more than
+    FULL_PROGRAMS programs): otherwise every program ran in full, and every output element is
+    compared whatever the replay says it produced."""
+    return any(
+        math.prod(s.grid) > sampling.FULL_PROGRAMS for s in trace.steps if isinstance(s, Launch)
     )
 
 
@@ -265,16 +290,20 @@ class ForgedCost(ValueError):
 
 
 def _check_report(report: dict[str, Any], trace: Trace) -> None:
-    """The report must cost exactly the trace's Triton launches, with their grids, each launch
-    no faster than the cost model's floor for its own counts (launch overhead + bytes at chip
-    bandwidth + program overheads spread over every core), and add up."""
+    """The report must cost exactly the trace's Triton launches, with their grids and every
+    program of them, each launch no faster than the cost model's floor for its own counts
+    (launch overhead + bytes at chip bandwidth + program overheads spread over every core), and
+    add up."""
     time_ms = float(report["time_ms"])
     if not math.isfinite(time_ms) or time_ms <= 0:
         raise ValueError(f"time_ms {time_ms!r} is not a positive time")
     launches = report["per_launch"]
     grids = [list(s.grid) for s in trace.steps if isinstance(s, Launch)]
-    if grids != [list(r["grid"]) for r in launches if r.get("kind") == "triton"]:
+    triton = [r for r in launches if r.get("kind") == "triton"]
+    if grids != [list(r["grid"]) for r in triton]:
         raise ValueError("the report's Triton launches are not the trace's")
+    if any(int(r["programs"]) != math.prod(g) for r, g in zip(triton, grids)):
+        raise ValueError("a Triton launch of the report does not count every program of its grid")
     floors = [_floor_ms(r) for r in launches]
     for r, floor in zip(launches, floors):
         if not float(r["time_ms"]) >= floor * (1 - 1e-9):

@@ -7,7 +7,8 @@ reference's outputs or the verdict: it answers with its outputs, which of their 
 produced, and its cost report, and the trusted side decides from those.
 
 Request header: {"trace": <npu-sim.trace/1>, "seed": <sample seed>, "wall_s": <seconds>,
-"inputs": <farm.harness.feed pipe fields>}; frame tensors: the inputs' storages.
+"max_launches": <the simulator's cap on the trusted side>, "inputs": <farm.harness.feed pipe
+fields>}; frame tensors: the inputs' storages.
 Reply header: {"ok": true, "report": {...}, "sampled", "sim_wall_s", "check_wall_s",
 "inputs_written": [i], "outputs_short": [i], "produced": [null | k]} and frame tensors: the
 outputs, then one int64 tensor of flat element indices for each output whose "produced" is k
@@ -24,7 +25,8 @@ from typing import Any, BinaryIO
 
 import torch
 
-# status and reason code of each replay failure (the trusted side maps them again)
+# status and reason code of each replay failure (the trusted side keeps only the failing
+# statuses: it decides UNSUPPORTED itself, from its own checks of the trace)
 FAILURES = {
     "Unsupported": ("UNSUPPORTED", "NPU_SIM_UNSUPPORTED"),
     "KernelRejected": ("REJECTED", "NPU_SIM_KERNEL_REJECTED"),
@@ -61,7 +63,11 @@ def answer(header: dict[str, Any], inputs: list[Any]) -> tuple[dict[str, Any], l
 
     try:
         trace = Trace.from_json(header["trace"])
-        limits = dataclasses.replace(replay_limits(), max_wall_s=float(header["wall_s"]))
+        limits = dataclasses.replace(
+            replay_limits(),
+            max_launches=int(header["max_launches"]),
+            max_wall_s=float(header["wall_s"]),
+        )
         result = replay(trace, inputs, seed=int(header["seed"]), limits=limits)
     except Exception as exc:
         status, code = _failure_of(exc)

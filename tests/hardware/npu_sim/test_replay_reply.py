@@ -1,0 +1,132 @@
+"""What the trusted side takes from the replay's and the worker's answers: only what it checks
+itself. The replay's reply is made here by the replay's own code (farm.hardware.npu_sim.serve,
+in this process, no sandbox) and then altered as an escaped kernel could alter it.
+"""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+import torch
+
+from farm.hardware.npu_sim import sandboxed, serve
+from farm.hardware.npu_sim.record import record_call
+from farm.harness import simreplay
+from farm.sandbox import Termination
+from farm.suite.loader import load_suite
+from tests.hardware.npu_sim import kernels as k
+
+PROBLEM = load_suite("core-v1").problem("vector_add")
+
+
+@pytest.fixture(scope="module")
+def replayed():
+    """(trace, inputs, reply header, reply tensors) of an honest add of 4 programs."""
+    inputs = [torch.randn(4096), torch.randn(4096)]
+    trace, _ = record_call(lambda xs: [k.triton_add(*xs)], inputs)
+    header = {"trace": trace.to_json(), "seed": 1, "wall_s": 60.0, "max_launches": 16}
+    reply, tensors = serve.answer(header, inputs)
+    assert reply["ok"], reply
+    return trace, inputs, reply, tensors
+
+
+def test_an_honest_reply_is_read_as_sent(replayed):
+    trace, _, reply, tensors = replayed
+    got = sandboxed.read_reply(reply, tensors, trace)
+    assert got.ok and not got.sampled and got.produced == [None]
+
+
+def test_a_replay_cannot_call_its_outcome_unsupported(replayed):
+    """UNSUPPORTED is the farm's outcome, never a verdict: the replay's claim is a failure."""
+    trace = replayed[0]
+    claim = {"ok": False, "status": "UNSUPPORTED", "code": "NPU_SIM_LIMIT", "detail": "cap"}
+    got = sandboxed.read_reply(claim, [], trace)
+    assert (got.ok, got.status) == (False, "RUNTIME_ERROR")
+
+
+def test_a_replay_that_says_it_produced_nothing_is_compared_in_full(replayed):
+    """No launch of the trace could be sampled: every element is compared, whatever the
+    replay says it produced (here: nothing, beside an output of zeros)."""
+    trace, inputs, reply, _ = replayed
+    forged = {**reply, "sampled": True, "produced": [0]}
+    nothing = torch.zeros(0, dtype=torch.int64)
+    got = sandboxed.read_reply(forged, [torch.zeros(4096), nothing], trace)
+    assert got.ok and not got.sampled
+    errors, check = simreplay._check(PROBLEM, got, [inputs[0] + inputs[1]])
+    assert errors and check["elements"] == check["of"] == 4096
+
+
+def test_a_report_that_leaves_programs_out_is_a_bad_answer(replayed):
+    trace, _, reply, tensors = replayed
+    report = {**reply["report"]}
+    report["per_launch"] = [{**r, "programs": 1} for r in report["per_launch"]]
+    got = sandboxed.read_reply({**reply, "report": report}, tensors, trace)
+    assert (got.ok, got.status) == (False, "RUNTIME_ERROR")
+    assert "every program" in got.detail
+
+
+def test_a_trace_past_the_launch_cap_is_unsupported_before_it_runs(replayed):
+    trace = replayed[0]
+    got, failure = simreplay.checked_trace(trace.to_json(), max_launches=len(trace.steps) - 1)
+    assert got is None
+    assert (failure["status"], failure["code"]) == ("UNSUPPORTED", "NPU_SIM_LIMIT")
+    got, failure = simreplay.checked_trace(trace.to_json(), max_launches=len(trace.steps))
+    assert got is not None and failure == {}
+
+
+class _Ended:
+    """A sandboxed process that ended with `termination`."""
+
+    def __init__(self, termination: Termination) -> None:
+        self.end = termination
+
+    def wait(self, timeout: float) -> int:
+        return self.end.returncode
+
+    def termination(self) -> Termination:
+        return self.end
+
+
+@pytest.mark.parametrize(
+    "end, status",
+    [
+        (Termination(-9, 9, "wall_seconds"), "UNSUPPORTED"),  # this side's watchdog
+        (Termination(152, signal.SIGXCPU, "cpu_seconds"), "RUNTIME_ERROR"),  # its own signal
+        (Termination(1, None, None), "RUNTIME_ERROR"),
+    ],
+)
+def test_only_a_limit_this_side_enforced_is_the_simulators(replayed, end, status):
+    budget = sandboxed.ReplayBudget.of(replayed[0])
+    got = sandboxed._died(_Ended(end), budget, "EOF", bytearray())
+    assert (got.ok, got.status) == (False, status)
+
+
+AUTOTUNED = """
+import triton
+
+@triton.autotune(configs=[], key=["n"])
+@triton.jit
+def add(a, b, n):
+    pass
+"""
+
+
+@pytest.mark.parametrize(
+    "source, believed",
+    [(AUTOTUNED, True), ("import triton\n\n@triton.jit\ndef add(a):\n    pass\n", False)],
+)
+def test_the_workers_unsupported_is_believed_only_of_an_autotuning_source(source, believed):
+    header = {"ok": False, "status": "UNSUPPORTED", "detail": "autotune'd"}
+    got = simreplay.worker_unsupported(header, source)
+    assert (got is not None) == believed
+    if got is not None:
+        assert got["status"] == "UNSUPPORTED"
+    assert simreplay.worker_unsupported({"ok": True}, AUTOTUNED) is None
+
+
+def test_an_unbelieved_unsupported_is_a_failure_of_the_kernel():
+    from farm.harness import replies
+
+    failure = replies.failure({"ok": False, "status": "UNSUPPORTED", "detail": "x"})
+    assert failure is not None and failure.status.value == "RUNTIME_ERROR"
