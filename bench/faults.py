@@ -38,8 +38,10 @@ Scenarios (each on a fresh batch of `--runs` test-mode runs):
 Per scenario it prints: runs, done, lost (not done), duplicated (results recorded twice: a
 finished run whose journal shows two `done` outcomes), attempts charged (attempts beyond the
 first that count against the submission), uncharged (attempts that ended by a fault of a node
-and were measured again), artifacts missing, 5xx (answers of the server), and the seconds the
-batch took. Exit status 1 when an invariant fails.
+and were measured again), artifacts missing, 5xx (answers 500-599 other than 503 in the
+server's access log: a 503 says "retry in a moment" while storage or the database is busy, and
+its count goes to the notes; for the burst, every 5xx answer to a submission), and the seconds
+the batch took. Exit status 1 when an invariant fails.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ import argparse
 import collections
 import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -71,6 +74,9 @@ _time, _time_ns = _t.time, _t.time_ns
 _t.time = lambda: _time() + {SKEW_S}
 _t.time_ns = lambda: _time_ns() + {SKEW_S} * 10**9
 """
+
+
+ANSWER_5XX = re.compile(r'HTTP/\d\.\d" (5\d\d) ')  # a 5xx line of the access log
 
 
 class S3Proxy:
@@ -361,6 +367,7 @@ class Bench:
             "s3-hang-db-sources": (self.s3_hang_whole_batch, nothing, self.s3_back),
         }[name]
         self.notes = []
+        logged = self.server_log_size()
         before()
         started = time.monotonic()
         ids = self.submit()
@@ -368,7 +375,22 @@ class Bench:
         states = self.farm.wait_runs(ids, timeout=300)
         seconds = round(time.monotonic() - started, 1)
         after()
-        return self.row(name, ids, states, seconds)
+        return {**self.row(name, ids, states, seconds), "5xx": self.server_5xx(since=logged)}
+
+    def server_log_size(self) -> int:
+        path = self.farm.workdir / "server.log"
+        return path.stat().st_size if path.exists() else 0
+
+    def server_5xx(self, *, since: int) -> int:
+        """The answers 500-599 but 503 that the server's access log shows after byte `since`
+        (runserver logs `"METHOD /path HTTP/1.1" status size`); 503s go to the notes."""
+        with (self.farm.workdir / "server.log").open("rb") as f:
+            f.seek(since)
+            text = f.read().decode(errors="replace")
+        codes = collections.Counter(int(c) for c in ANSWER_5XX.findall(text))
+        if codes[503]:
+            self.notes.append(f"{codes[503]} answers 503 (retry in a moment)")
+        return sum(n for code, n in codes.items() if code != 503)
 
     def row(
         self, name: str, ids: list[int], states: dict[int, dict[str, Any]], seconds: float
@@ -403,7 +425,6 @@ class Bench:
             "attempts charged": sum(max(0, attempt - faults - 1) for _, attempt, faults, _ in rows),
             "uncharged": sum(faults for _, _, faults, _ in rows),
             "artifacts missing": sum(1 for i, _, _, n in rows if i in done and n == 0),
-            "5xx": 0,
             "by agent-a": by_a,
             "seconds": seconds,
             "notes": "; ".join(self.notes),
