@@ -161,7 +161,9 @@ def run_sandboxed(
         limits = Limits(
             memory_bytes=budget.memory_bytes,
             wall_seconds=budget.seconds,
-            cpu_seconds=int(budget.seconds) + 30,
+            # never before the wall limit, even with every core busy (numpy's BLAS in tl.dot):
+            # a CPU-time end is read from a signal the process can send itself (`_died`)
+            cpu_seconds=int(budget.seconds * (os.cpu_count() or 1)) + 30,
             output_bytes=budget.output_bytes,
             pids=256,
         )
