@@ -41,10 +41,6 @@ PROGRAM_S = 5.0
 SAMPLED_LAUNCH_S = 5.0
 FACTOR = 4.0
 CAP_S = 1800.0
-# statuses a replay may report about itself: it can make its outcome worse, never better.
-# UNSUPPORTED (the farm's outcome) is never taken from it: this side decides it from its own
-# checks of the trace (checked_trace) and from the limit its own watchdog enforced (`_died`).
-STATUSES = ("REJECTED", "INCORRECT", "RUNTIME_ERROR")
 # limits a sandbox saw the replay reach that this side enforced or was told of by the engine;
 # cpu_seconds and file_size_bytes are read from the signal that ended the process, which the
 # process can send itself
@@ -118,24 +114,12 @@ class ReplayReply:
 
 
 def replay_env(workdir: Path) -> dict[str, str]:
-    """The replay's whole environment: nothing from the host but where Python and the farm
-    package are (and the loader's path)."""
-    import farm
+    """The replay's whole environment: an npu-sim worker's (farm.harness.channel.worker_env),
+    nothing of the supervisor's settings or secrets."""
+    from farm.harness.channel import WorkerSpec, worker_env
 
-    env = {
-        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
-        "PYTHONPATH": str(Path(farm.__file__).resolve().parent.parent),
-        "PYTHONUNBUFFERED": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "HOME": str(workdir),
-        "TMPDIR": str(workdir),
-        "TRITON_INTERPRET": "1",
-        "TRITON_CACHE_DIR": str(workdir / "triton-cache"),
-        "OMP_NUM_THREADS": "1",
-    }
-    if "LD_LIBRARY_PATH" in os.environ:
-        env["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
-    return env
+    spec = WorkerSpec(device="npu-sim", read_dirs=[], workdir=workdir)
+    return {**worker_env(spec), "TRITON_INTERPRET": "1"}  # before anything imports triton
 
 
 def run_sandboxed(
@@ -224,19 +208,18 @@ def _died(proc: Any, budget: ReplayBudget, why: str, tail: bytearray) -> ReplayR
 
 
 def read_reply(header: dict[str, Any], frame: list[torch.Tensor], trace: Trace) -> ReplayReply:
-    """The replay's answer if it fits the trace, else a RUNTIME_ERROR saying what did not."""
+    """The replay's answer if it fits the trace, else a RUNTIME_ERROR saying what did not. A
+    failure it reports is read as a worker's (farm.harness.replies.failure): a failing status
+    only, so UNSUPPORTED, the farm's outcome, is never taken from it; this side decides that
+    from its own checks of the trace and from the limit its own watchdog enforced (`_died`)."""
     from farm.harness import replies
 
-    if header.get("ok") is not True:
-        status = header.get("status")
-        code = header.get("code")
-        return ReplayReply.failed(
-            status if status in STATUSES else "RUNTIME_ERROR",
-            code
-            if isinstance(code, str) and code.isidentifier() and len(code) <= 40
-            else "NPU_SIM_REPLAY",
-            replies.text(header.get("detail")),
-        )
+    try:
+        failure = replies.failure(header)
+    except replies.BadReply as exc:
+        return ReplayReply.failed("RUNTIME_ERROR", "NPU_SIM_REPLAY", f"bad replay answer: {exc}")
+    if failure is not None:
+        return ReplayReply.failed(failure.status.value, failure.code, failure.detail)
     try:
         return _checked(header, frame, trace)
     except ForgedCost as exc:
