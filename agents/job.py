@@ -314,23 +314,20 @@ class JobRunner:
         names = []
         for name, (data, content_type) in artifacts.items():
             body = data.read_bytes() if isinstance(data, Path) else data
-            while True:
-                try:
-                    target = self.client.artifact_url(job.run, job.attempt, name, content_type)
-                    self.client.put_artifact(target, body)
-                    names.append(name)
-                    break
-                except ClaimLost:
-                    raise
-                except RetryableError as exc:
-                    if time.monotonic() > deadline:
-                        log.warning("run %s: artifact %s not uploaded: %s", job.run, name, exc)
-                        break
-                    log.warning("run %s: artifact %s kept, retrying: %s", job.run, name, exc)
-                    time.sleep(2.0)
-                except PermanentError as exc:
-                    log.warning("run %s: artifact %s refused: %s", job.run, name, exc)
-                    break
+
+            def put(name: str = name, content_type: str = content_type, body: bytes = body) -> None:
+                target = self.client.artifact_url(job.run, job.attempt, name, content_type)
+                self.client.put_artifact(target, body)
+
+            try:
+                _until(deadline, f"run {job.run}: artifact {name} kept", put)
+                names.append(name)
+            except ClaimLost:
+                raise
+            except RetryableError as exc:
+                log.warning("run %s: artifact %s not uploaded: %s", job.run, name, exc)
+            except PermanentError as exc:
+                log.warning("run %s: artifact %s refused: %s", job.run, name, exc)
         t.upload = time.monotonic() - t0
         return names
 
@@ -339,15 +336,11 @@ class JobRunner:
         holds the run while its heartbeats list it, and the server takes nothing back during an
         outage of its own (docs/operations.md); a refusal (ClaimLost) drops the job."""
         deadline = time.monotonic() + max(RESULT_PATIENCE_S, job_lease_s(job))
-        while True:
-            try:
-                self.client.start(job.run, job.attempt)
-                return
-            except RetryableError:
-                if time.monotonic() > deadline:
-                    raise
-                log.warning("run %s: server unreachable at start; retrying", job.run)
-                time.sleep(2.0)
+        _until(
+            deadline,
+            f"run {job.run}: server unreachable at start",
+            lambda: self.client.start(job.run, job.attempt),
+        )
 
     def _check_node(self, why: str) -> None:
         """An evaluation failed in a way that may be the node's: self-test this slot now. A
@@ -369,17 +362,12 @@ class JobRunner:
 
     def _post_result(self, job: Job, result: Result, names: list[str]) -> None:
         """Post until the server answers; the post is idempotent (same attempt, same document)."""
-        deadline = time.monotonic() + RESULT_PATIENCE_S
-        while True:
-            try:
-                self.client.result(job.run, job.attempt, result, names)
-                self.current_run = None  # recorded: a stop request now has nothing to stop
-                return
-            except RetryableError:
-                if time.monotonic() > deadline:
-                    raise
-                log.warning("run %s: server unreachable, result kept; retrying", job.run)
-                time.sleep(2.0)
+        _until(
+            time.monotonic() + RESULT_PATIENCE_S,
+            f"run {job.run}: server unreachable, result kept",
+            lambda: self.client.result(job.run, job.attempt, result, names),
+        )
+        self.current_run = None  # recorded: a stop request now has nothing to stop
 
     def _fail(
         self,
@@ -449,3 +437,21 @@ def _safe(name: str) -> str:
 
 def outcome_dict(outcome: Outcome) -> dict[str, Any]:
     return asdict(outcome)
+
+
+PATIENCE_STEP_S = 2.0  # between tries of a call the agent keeps until a deadline
+
+
+def _until(deadline: float, what: str, call: Callable[[], object]) -> None:
+    """`call()` tried again every PATIENCE_STEP_S while it raises RetryableError (the server or
+    storage away; each try already has the client's own retries, farm.retry), until the
+    monotonic `deadline`; then its last error is raised. Other errors pass at once."""
+    while True:
+        try:
+            call()
+            return
+        except RetryableError:
+            if time.monotonic() > deadline:
+                raise
+            log.warning("%s; retrying", what)
+            time.sleep(PATIENCE_STEP_S)
