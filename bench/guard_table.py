@@ -20,6 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.corpus import evaluate_small  # noqa: E402
 from tests.harness.conftest import header  # noqa: E402  (the files' `# key: value` headers)
 
 
@@ -37,22 +38,10 @@ def files(only: str) -> list[tuple[str, Path]]:
 
 
 def evaluate_one(kind: str, path: Path, device: str) -> dict:
-    from farm.harness.supervisor import evaluate
-    from farm.suite.loader import load_suite
-
     head = header(path)
-    problem = load_suite("core-v1").problem(head["problem"])
-    small = [w.id for w in problem.workloads if w.small]
     t0 = time.time()
-    doc = evaluate(
-        path,
-        problem=problem.name,
-        device=device,
-        mode="benchmark",
-        workloads=small,
-        compile_baseline=False,
-        policy={"budget_ms": 300, "warmup_ms": 50},
-    )
+    policy = {"budget_ms": 300, "warmup_ms": 50}
+    doc = evaluate_small(path, device, compile_baseline=False, policy=policy)
     expect = head.get("expect", "PASSED")
     codes = sorted(
         {r["code"] for r in doc["reasons"]}
@@ -62,7 +51,7 @@ def evaluate_one(kind: str, path: Path, device: str) -> dict:
     return {
         "kind": kind,
         "file": path.name,
-        "problem": problem.name,
+        "problem": head["problem"],
         "expect": expect,
         "verdict": doc["verdict"],
         "ok": ok,

@@ -30,6 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.corpus import evaluate_small  # noqa: E402
 from tests.harness.conftest import header  # noqa: E402  (the files' `# key: value` headers)
 
 # the catalogue's timing cheats with a runtime verdict (tests/hacks/): caught on a quiet host
@@ -68,21 +69,8 @@ def cpu_load(processes: int, max_s: float) -> Iterator[None]:
 
 def evaluate_one(path: Path, device: str, baselines: bool) -> dict[str, Any]:
     """One file through the farm: its verdict, reason codes and what the host looked like."""
-    from farm.harness.supervisor import evaluate
-    from farm.suite.loader import load_suite
-
-    problem = load_suite("core-v1").problem(header(path)["problem"])
-    small = [w.id for w in problem.workloads if w.small]
     started = time.time()
-    doc = evaluate(
-        path,
-        problem=problem.name,
-        device=device,
-        mode="benchmark",
-        workloads=small,
-        baselines=baselines,
-        compile_baseline=False,
-    )
+    doc = evaluate_small(path, device, baselines=baselines, compile_baseline=False)
     hosts = [w["host"]["detail"] for w in doc["workloads"] if w.get("host")]
     return {
         "file": path.name,

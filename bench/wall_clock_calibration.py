@@ -22,24 +22,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.harness.conftest import header  # noqa: E402  (the files' `# key: value` headers)
+from bench.corpus import evaluate_small  # noqa: E402
 
 
 def rows_for(path: Path, device: str) -> list[dict]:
     from farm.harness.report import window_yardstick
-    from farm.harness.supervisor import evaluate
-    from farm.suite.loader import load_suite
 
-    problem = load_suite("core-v1").problem(header(path)["problem"])
-    small = [w.id for w in problem.workloads if w.small]
-    doc = evaluate(
-        path,
-        problem=problem.name,
-        device=device,
-        mode="benchmark",
-        workloads=small,
-        baselines=False,
-    )
+    doc = evaluate_small(path, device, baselines=False)
     findings = doc["guard"]["findings"]
     found = {f.get("workload") for f in findings if f["code"] == "WALL_CLOCK_MISMATCH"}
     rows = []
