@@ -441,9 +441,13 @@ class Evaluation:
         if self.no_ipc is not None or self.target.torch_device.type != "cuda":
             return feed.pack_pipe(calls)
         needed = sum(feed.call_bytes(c) for c in calls)
-        if self.arena is None or self.arena.nbytes < needed:
-            self._close_arena()
-            self.arena = Arena(self.target.torch_device, feed.arena_bytes(needed))
+        try:
+            if self.arena is None or self.arena.nbytes < needed:
+                self._close_arena()
+                self.arena = Arena(self.target.torch_device, feed.arena_bytes(needed))
+        except cudaipc.IpcError as exc:  # the driver would not give or share the memory
+            self._to_pipe(f"the inputs' arena could not be made: {exc}")
+            return feed.pack_pipe(calls)
         return feed.pack_device(calls, self.arena, self.place_rng, keep=keep)
 
     def _close_arena(self) -> None:
