@@ -157,7 +157,6 @@ def run_sandboxed(
         payload = feed.pack_pipe([inputs])
         header = {**payload.fields, "trace": trace.to_json(), "seed": seed}
         header["max_launches"] = max_launches
-        header["wall_s"] = budget.seconds
         with proc:
             return _exchange(proc, header, payload.tensors, trace, budget)
     finally:

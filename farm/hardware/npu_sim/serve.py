@@ -6,9 +6,9 @@ inputs (as data) and the replay's own counts. It never sees the seed the inputs 
 reference's outputs or the verdict: it answers with its outputs, which of their elements it
 produced, and its cost report, and the trusted side decides from those.
 
-Request header: {"trace": <npu-sim.trace/1>, "seed": <sample seed>, "wall_s": <seconds>,
-"max_launches": <the simulator's cap on the trusted side>, "inputs": <farm.harness.feed pipe
-fields>}; frame tensors: the inputs' storages.
+Request header: {"trace": <npu-sim.trace/1>, "seed": <sample seed>, "max_launches": <the
+simulator's cap on the trusted side>, "inputs": <farm.harness.feed pipe fields>}; frame
+tensors: the inputs' storages.
 Reply header: {"ok": true, "report": {...}, "sampled", "sim_wall_s", "check_wall_s",
 "inputs_written": [i], "outputs_short": [i], "produced": [null | k]} and frame tensors: the
 outputs, then one int64 tensor of flat element indices for each output whose "produced" is k
@@ -19,6 +19,7 @@ outputs, then one int64 tensor of flat element indices for each output whose "pr
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import sys
 from typing import Any, BinaryIO
@@ -63,10 +64,10 @@ def answer(header: dict[str, Any], inputs: list[Any]) -> tuple[dict[str, Any], l
 
     try:
         trace = Trace.from_json(header["trace"])
+        # no wall-clock cap of its own: the supervisor's watchdog ends the sandbox at the
+        # replay's wall limit, and only that end is the simulator's limit (sandboxed._died)
         limits = dataclasses.replace(
-            replay_limits(),
-            max_launches=int(header["max_launches"]),
-            max_wall_s=float(header["wall_s"]),
+            replay_limits(), max_launches=int(header["max_launches"]), max_wall_s=math.inf
         )
         result = replay(trace, inputs, seed=int(header["seed"]), limits=limits)
     except Exception as exc:

@@ -25,7 +25,7 @@ def replayed():
     """(trace, inputs, reply header, reply tensors) of an honest add of 4 programs."""
     inputs = [torch.randn(4096), torch.randn(4096)]
     trace, _ = record_call(lambda xs: [k.triton_add(*xs)], inputs)
-    header = {"trace": trace.to_json(), "seed": 1, "wall_s": 60.0, "max_launches": 16}
+    header = {"trace": trace.to_json(), "seed": 1, "max_launches": 16}
     reply, tensors = serve.answer(header, inputs)
     assert reply["ok"], reply
     return trace, inputs, reply, tensors
