@@ -26,13 +26,19 @@ WORKER_ARGS = ["-m", "farm.harness.worker"]  # what the sandbox's interpreter ru
 class WorkerDied(Exception):
     """The worker exited, was killed, or sent what is not a frame. `status` is TIMEOUT or
     RUNTIME_ERROR; `code` the reason code (TIMEOUT, MEMORY_LIMIT, OUTPUT_LIMIT, WORKER_DIED,
-    PROTOCOL_ERROR); `detail` names the limit or what was wrong."""
+    PROTOCOL_ERROR); `detail` names the limit or what was wrong; `limit` the Limits field that
+    ended it: wall_seconds when this side's timer did (the sandbox's watchdog or a request's
+    timeout), else what the sandbox saw (cpu_seconds and file_size_bytes are read from the
+    signal that ended the process, which it can send itself), or None."""
 
-    def __init__(self, status: str, detail: str, code: str | None = None) -> None:
+    def __init__(
+        self, status: str, detail: str, code: str | None = None, limit: str | None = None
+    ) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail
         self.code = code or status
+        self.limit = limit
 
 
 # The limit a sandbox saw its process hit -> (status, reason code) of the workload.
@@ -49,7 +55,9 @@ _LIMIT_CODES = {
 @dataclass
 class WorkerSpec:
     """How to start one worker. `read_dirs` are the host directories it may read (the problem's
-    directory, or every suite directory for a pre-started worker that learns its problem later)."""
+    directory, or every suite directory for a pre-started worker that learns its problem later).
+    `args`: what the sandbox's interpreter runs (a program that speaks the worker's framing:
+    the setup frame in, a greeting out, then one reply per request)."""
 
     device: str  # a device kind (farm.hardware.kinds)
     read_dirs: list[Path]
@@ -57,6 +65,7 @@ class WorkerSpec:
     device_index: int = 0
     limits: Limits = field(default_factory=Limits)
     gpu_memory_bytes: int | None = None  # the worker's own allocator cap (the watch enforces)
+    args: tuple[str, ...] | None = None  # None: the worker, WORKER_ARGS
 
 
 class WorkerProcess:
@@ -69,7 +78,7 @@ class WorkerProcess:
         self.log = bytearray()
         env = worker_env(spec)
         self.proc = runner.spawn(
-            [sys.executable, *WORKER_ARGS],
+            [sys.executable, *(spec.args or WORKER_ARGS)],
             workdir=spec.workdir,
             env=env,
             limits=spec.limits,
@@ -147,7 +156,10 @@ class WorkerProcess:
         if reader.is_alive():
             self.kill()
             raise WorkerDied(
-                "TIMEOUT", f"no answer to '{what}' within its limit of {timeout:.1f} s", "TIMEOUT"
+                "TIMEOUT",
+                f"no answer to '{what}' within its limit of {timeout:.1f} s",
+                "TIMEOUT",
+                "wall_seconds",
             )
         if "error" in box:
             raise self._died(str(box["error"]))
@@ -205,7 +217,7 @@ class WorkerProcess:
             seen = self.proc.limit_seen or (limit and _amount(end.limit, limit))
             shown = f" ({seen})" if seen else ""
             return WorkerDied(
-                status, f"killed at the {end.limit} limit{shown}\n{tail}".strip(), code
+                status, f"killed at the {end.limit} limit{shown}\n{tail}".strip(), code, end.limit
             )
         why = f"signal {end.signal}" if end.signal else f"exit status {end.returncode}"
         if "ProtocolError" in detail or "frame" in detail:

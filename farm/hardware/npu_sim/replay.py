@@ -186,6 +186,11 @@ class _State:
     params: CostParams | None = None
 
 
+def start() -> None:
+    """The replay's start-up, before any trace: Triton's interpreter and the counting hooks."""
+    _install()
+
+
 def _install() -> type[_State]:
     """Install the counting hooks in this (trusted) process, again if something replaced them
     (tests run the in-worker simulator in the same process)."""

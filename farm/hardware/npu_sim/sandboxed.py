@@ -1,11 +1,11 @@
 """Running the replay in a sandbox and reading its answer (trusted side).
 
 The replay runs kernels derived from a submission (recompiled from checked source, but still
-the submission's), so it runs through the same sandbox runner as the worker
-(farm.sandbox.get_runner, Runner.spawn): a clean environment, no network, the work dir its only
-writable host path, and limits sized from the trace (`ReplayBudget`). What it answers is
-checked here against the trace before anyone uses it (`read_reply`): a frame that does not fit
-is a failure, never a pass.
+the submission's), so it is started as the worker is (farm.harness.channel.WorkerProcess,
+through the evaluation's sandbox runner): a worker's clean environment, no network, the work
+dir its only writable host path, and limits sized from the trace (`ReplayBudget`). What it
+answers is checked here against the trace before anyone uses it (`read_reply`): a frame that
+does not fit is a failure, never a pass.
 """
 
 from __future__ import annotations
@@ -13,9 +13,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
-import sys
 import tempfile
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,9 +39,9 @@ PROGRAM_S = 5.0
 SAMPLED_LAUNCH_S = 5.0
 FACTOR = 4.0
 CAP_S = 1800.0
-# limits a sandbox saw the replay reach that this side enforced or was told of by the engine;
-# cpu_seconds and file_size_bytes are read from the signal that ended the process, which the
-# process can send itself
+# limits that ended a replay as this side knows them (channel.WorkerDied.limit): its own timer,
+# or the container engine's memory limit; cpu_seconds and file_size_bytes are read from the
+# signal that ended the process, which the process can send itself
 SIMULATOR_LIMITS = ("wall_seconds", "memory_bytes")
 
 
@@ -113,15 +111,6 @@ class ReplayReply:
         return cls(ok=False, status=status, code=code, detail=detail)
 
 
-def replay_env(workdir: Path) -> dict[str, str]:
-    """The replay's whole environment: an npu-sim worker's (farm.harness.channel.worker_env),
-    nothing of the supervisor's settings or secrets."""
-    from farm.harness.channel import WorkerSpec, worker_env
-
-    spec = WorkerSpec(device="npu-sim", read_dirs=[], workdir=workdir)
-    return {**worker_env(spec), "TRITON_INTERPRET": "1"}  # before anything imports triton
-
-
 def run_sandboxed(
     trace: Trace,
     inputs: list[Any],
@@ -135,75 +124,72 @@ def run_sandboxed(
     `max_launches`: the simulator's cap in force on this side (the sandbox's environment
     holds none of the supervisor's settings).
 
-    Never raises for what the replay did: a replay past its limits is UNSUPPORTED (the
-    simulator's limit, not a verdict on the kernel), one that died or sent a bad frame is a
-    RUNTIME_ERROR. Raises SandboxUnavailable when the runner cannot start here."""
+    The replay is started as a worker is (farm.harness.channel.WorkerProcess: an npu-sim
+    worker's environment, the same framing, stderr kept), with REPLAY_ARGS. Never raises for
+    what the replay did: one that never greeted (its sandbox or interpreter did not start,
+    before anything of the submission reached it) is the node's fault, NODE_FAULT; one ended
+    at a limit this side enforced is UNSUPPORTED (the simulator's limit, not a verdict on the
+    kernel); one that died otherwise or sent a bad frame is a RUNTIME_ERROR. Raises
+    SandboxUnavailable when the runner cannot start here."""
     from farm.harness import feed
+    from farm.harness.channel import WorkerDied, WorkerProcess, WorkerSpec
 
     workdir = Path(tempfile.mkdtemp(prefix="farm-npu-replay-"))
+    spec = WorkerSpec("npu-sim", [], workdir, limits=_limits(budget), args=tuple(REPLAY_ARGS))
+    payload = feed.pack_pipe([inputs])
+    header = {**payload.fields, "trace": trace.to_json(), "seed": seed}
+    header["max_launches"] = max_launches
     try:
-        limits = Limits(
-            memory_bytes=budget.memory_bytes,
-            wall_seconds=budget.seconds,
-            # never before the wall limit, even with every core busy (numpy's BLAS in tl.dot):
-            # a CPU-time end is read from a signal the process can send itself (`_died`)
-            cpu_seconds=int(budget.seconds * (os.cpu_count() or 1)) + 30,
-            output_bytes=budget.output_bytes,
-            pids=256,
-        )
-        proc = runner.spawn(
-            [sys.executable, *REPLAY_ARGS], workdir=workdir, env=replay_env(workdir), limits=limits
-        )
-        payload = feed.pack_pipe([inputs])
-        header = {**payload.fields, "trace": trace.to_json(), "seed": seed}
-        header["max_launches"] = max_launches
-        with proc:
-            return _exchange(proc, header, payload.tensors, trace, budget)
+        try:
+            replay = WorkerProcess(runner, spec)
+        except WorkerDied as exc:
+            return ReplayReply.failed("NODE_FAULT", "NPU_SIM_REPLAY_START", _not_started(exc))
+        try:
+            reply, frame = replay.request(
+                header,
+                timeout=budget.seconds,
+                max_bytes=budget.output_bytes,
+                tensors=payload.tensors,
+            )
+        except WorkerDied as exc:
+            return _died(exc, budget)
+        finally:
+            replay.discard()
+        return read_reply(reply, frame, trace)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _exchange(
-    proc: Any, header: dict[str, Any], tensors: list[torch.Tensor], trace: Trace, budget: Any
-) -> ReplayReply:
-    from farm.harness import protocol
-
-    tail = bytearray()
-    drain = threading.Thread(target=_drain, args=(proc.stderr, tail), daemon=True)
-    drain.start()
-    try:
-        protocol.send(proc.stdin, header, tensors)
-        reply, frame = protocol.recv(proc.stdout, max_bytes=budget.output_bytes)
-    except (OSError, protocol.ProtocolError, EOFError) as exc:
-        return _died(proc, budget, str(exc), tail)
-    return read_reply(reply, frame, trace)
+def _limits(budget: ReplayBudget) -> Limits:
+    return Limits(
+        memory_bytes=budget.memory_bytes,
+        wall_seconds=budget.seconds,
+        # never before the wall limit, even with every core busy (numpy's BLAS in tl.dot): a
+        # CPU-time end is read from a signal the process can send itself (`_died`)
+        cpu_seconds=int(budget.seconds * (os.cpu_count() or 1)) + 30,
+        output_bytes=budget.output_bytes,
+        pids=256,
+    )
 
 
-def _drain(stream: Any, tail: bytearray) -> None:
-    while chunk := stream.read(65536):
-        tail += chunk
-        del tail[: max(0, len(tail) - 4000)]
+def _not_started(exc: Exception) -> str:
+    return (
+        f"the replay's sandbox did not start (nothing of the submission had reached it): {exc}; "
+        "a fault of this node, not of the kernel"
+    )
 
 
-def _died(proc: Any, budget: ReplayBudget, why: str, tail: bytearray) -> ReplayReply:
-    try:
-        proc.wait(timeout=10)
-        end = proc.termination()
-    except Exception:
-        proc.kill()
-        return ReplayReply.failed("RUNTIME_ERROR", "NPU_SIM_REPLAY", f"the replay failed: {why}")
-    if end.limit in SIMULATOR_LIMITS:
+def _died(exc: Any, budget: ReplayBudget) -> ReplayReply:
+    """The outcome of a replay that ended without a reply (`exc`: channel.WorkerDied)."""
+    if exc.limit in SIMULATOR_LIMITS:
         return ReplayReply.failed(
             "UNSUPPORTED",
             "NPU_SIM_REPLAY_LIMIT",
-            f"npu-sim could not replay this call within its {end.limit} limit (wall: "
+            f"npu-sim could not replay this call within its {exc.limit} limit (wall: "
             f"{budget.describe()}; memory {budget.memory_bytes / GiB:.1f} GiB): a limit of "
             "the simulator, not a verdict on the kernel; use a smaller workload",
         )
-    text = tail.decode(errors="replace")[-2000:]
-    return ReplayReply.failed(
-        "RUNTIME_ERROR", "NPU_SIM_REPLAY", f"the replay ended ({end.returncode}): {why}\n{text}"
-    )
+    return ReplayReply.failed("RUNTIME_ERROR", "NPU_SIM_REPLAY", f"the replay ended: {exc.detail}")
 
 
 def read_reply(header: dict[str, Any], frame: list[torch.Tensor], trace: Trace) -> ReplayReply:

@@ -1,4 +1,5 @@
-"""The replay's sandboxed side: one request frame in, one reply frame out.
+"""The replay's sandboxed side: the worker's framing (farm.harness.channel.WorkerProcess): the
+setup frame in, a greeting out once the replay's start-up is done, one request, one reply.
 
 Runs as `python -m farm.harness.simreplay` inside the sandbox the trusted side starts
 (farm.hardware.npu_sim.sandboxed). It holds what a submission could also hold: the trace, the
@@ -38,11 +39,22 @@ FAILURES = {
 
 
 def main() -> int:
-    """Serve one request from stdin. Kernel prints (tl.device_print) go to stderr: the reply
-    channel is a duplicate of the original stdout."""
+    """Greet, then serve one request from stdin. The greeting comes after everything the
+    replay starts with (torch, Triton's interpreter, the counting hooks) and before anything of
+    the submission arrives: the trusted side reads a replay that never greets as the node's
+    fault. Kernel prints (tl.device_print) go to stderr: the reply channel is a duplicate of
+    the original stdout."""
     os.environ["TRITON_INTERPRET"] = "1"
+    if os.environ.get("TMPDIR"):  # the worker's scratch dir, made by the sandbox's own user
+        os.makedirs(os.environ["TMPDIR"], exist_ok=True)
     reply_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
+    from farm.hardware.npu_sim.replay import start
+    from farm.harness import protocol
+
+    protocol.recv(sys.stdin.buffer)  # the setup: nothing in it the replay needs
+    start()
+    protocol.send(reply_out, {"op": "setup", "ok": True})
     serve(sys.stdin.buffer, reply_out)
     return 0
 

@@ -5,15 +5,14 @@ in this process, no sandbox) and then altered as an escaped kernel could alter i
 
 from __future__ import annotations
 
-import signal
-
 import pytest
 import torch
 
 from farm.hardware.npu_sim import sandboxed, serve
 from farm.hardware.npu_sim.record import record_call
 from farm.harness import simreplay
-from farm.sandbox import Termination
+from farm.harness.channel import WorkerDied
+from farm.sandbox import get_runner
 from farm.suite.loader import load_suite
 from tests.hardware.npu_sim import kernels as k
 
@@ -75,31 +74,47 @@ def test_a_trace_past_the_launch_cap_is_unsupported_before_it_runs(replayed):
     assert got is not None and failure == {}
 
 
-class _Ended:
-    """A sandboxed process that ended with `termination`."""
+@pytest.mark.parametrize(
+    "died, status",
+    [
+        (WorkerDied("TIMEOUT", "t", "TIMEOUT", "wall_seconds"), "UNSUPPORTED"),  # this side's
+        (WorkerDied("TIMEOUT", "t", "TIMEOUT", "cpu_seconds"), "RUNTIME_ERROR"),  # its signal
+        (WorkerDied("RUNTIME_ERROR", "exit status 1", "WORKER_DIED"), "RUNTIME_ERROR"),
+    ],
+)
+def test_only_a_limit_this_side_enforced_is_the_simulators(replayed, died, status):
+    budget = sandboxed.ReplayBudget.of(replayed[0])
+    got = sandboxed._died(died, budget)
+    assert (got.ok, got.status) == (False, status)
 
-    def __init__(self, termination: Termination) -> None:
-        self.end = termination
 
-    def wait(self, timeout: float) -> int:
-        return self.end.returncode
-
-    def termination(self) -> Termination:
-        return self.end
+# The replay's entry point replaced: one that ends before its greeting, one that ends after it.
+NEVER_GREETS = ["-c", "import sys; sys.exit(3)"]
+DIES_AFTER_GREETING = [
+    "-c",
+    "import sys; from farm.harness import protocol; protocol.recv(sys.stdin.buffer); "
+    "protocol.send(sys.stdout.buffer, {'op': 'setup', 'ok': True}); sys.exit(3)",
+]
 
 
 @pytest.mark.parametrize(
-    "end, status",
-    [
-        (Termination(-9, 9, "wall_seconds"), "UNSUPPORTED"),  # this side's watchdog
-        (Termination(152, signal.SIGXCPU, "cpu_seconds"), "RUNTIME_ERROR"),  # its own signal
-        (Termination(1, None, None), "RUNTIME_ERROR"),
-    ],
+    "args, status", [(NEVER_GREETS, "NODE_FAULT"), (DIES_AFTER_GREETING, "RUNTIME_ERROR")]
 )
-def test_only_a_limit_this_side_enforced_is_the_simulators(replayed, end, status):
-    budget = sandboxed.ReplayBudget.of(replayed[0])
-    got = sandboxed._died(_Ended(end), budget, "EOF", bytearray())
-    assert (got.ok, got.status) == (False, status)
+def test_a_replay_that_never_started_is_the_nodes_fault(replayed, monkeypatch, args, status):
+    """Before its greeting nothing of the submission has reached the replay: its end there is
+    the node's fault; after it, the kernel's (the trace was sent)."""
+    trace, inputs, _, _ = replayed
+    monkeypatch.setenv("FARM_ALLOW_UNSANDBOXED", "1")
+    monkeypatch.setattr(sandboxed, "REPLAY_ARGS", args)
+    got = sandboxed.run_sandboxed(
+        trace,
+        inputs,
+        seed=1,
+        runner=get_runner("process"),
+        budget=sandboxed.ReplayBudget.of(trace),
+        max_launches=16,
+    )
+    assert (got.ok, got.status) == (False, status), got.detail
 
 
 AUTOTUNED = """
