@@ -583,10 +583,11 @@ def _launch(
             _run_all(grid, run_program)
             led.end_launch(jit.__name__, grid)
             return False
-        if _buffers_of(step) & fill and programs <= FILL_PROGRAMS:
+        read_later = _buffers_of(step) & fill
+        if read_later and programs <= FILL_PROGRAMS:
             _fill(grid, chosen, run_program, led)
-        elif _buffers_of(step) & fill:
-            led.partial |= {bufs.storages[b].data_ptr() for b in _buffers_of(step) & fill}
+        elif read_later:
+            led.partial |= {bufs.storages[b].data_ptr() for b in read_later}
     runs = sampling.expand(grid, table)
     led.seal(LaunchRecord(name=jit.__name__, kind="triton", grid=grid, programs=(), runs=runs))
     led.programs, led.program, led.amap = [], None, None

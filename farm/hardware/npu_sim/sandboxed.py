@@ -274,8 +274,12 @@ def _check_report(report: dict[str, Any], trace: Trace) -> None:
         raise ValueError("the report's Triton launches are not the trace's")
     if any(int(r["programs"]) != math.prod(g) for r, g in zip(triton, grids)):
         raise ValueError("a Triton launch of the report does not count every program of its grid")
-    floors = [_floor_ms(r) for r in launches]
-    for r, floor in zip(launches, floors):
+    from farm.hardware.npu_sim.costmodel import CostParams
+    from farm.hardware.npu_sim.spec import NPU_SIM_V1
+
+    params = CostParams.from_spec(NPU_SIM_V1)
+    for r in launches:
+        floor = _floor_ms(r, params)
         if not float(r["time_ms"]) >= floor * (1 - 1e-9):
             raise ForgedCost(
                 f"launch {str(r.get('name'))[:60]} is reported at {float(r['time_ms']):.6g} ms, "
@@ -285,11 +289,8 @@ def _check_report(report: dict[str, Any], trace: Trace) -> None:
         raise ForgedCost("the reported time is less than the sum of its launches")
 
 
-def _floor_ms(launch: dict[str, Any]) -> float:
-    from farm.hardware.npu_sim.costmodel import CostParams
-    from farm.hardware.npu_sim.spec import NPU_SIM_V1
-
-    p = CostParams.from_spec(NPU_SIM_V1)
+def _floor_ms(launch: dict[str, Any], p: Any) -> float:
+    """The cost model's floor (`p`: costmodel.CostParams) for a launch's own counts, in ms."""
     moved = int(launch["read_bytes"]) + int(launch["write_bytes"])
     programs = int(launch["programs"])
     if moved < 0 or programs < 0:
