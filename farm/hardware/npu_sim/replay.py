@@ -483,6 +483,8 @@ def _known_elements(t: torch.Tensor, led: ReplayLedger) -> torch.Tensor | None:
 
 
 def _op(name: str) -> Any:
+    """The aten overload a step names. Raises Unsupported for an op npu-sim does not replay,
+    TraceError for a name that is not an overload of it."""
     parts = name.split(".")
     if len(parts) not in (2, 3) or parts[0] != "aten" or parts[1] not in TORCH_OPS:
         base = parts[1] if len(parts) > 1 else name
@@ -491,8 +493,11 @@ def _op(name: str) -> Any:
                 f"PyTorch op {name} is not one npu-sim replays; {SUPPORTED}: "
                 f"{', '.join(sorted(TORCH_OPS))}"
             )
-    packet = getattr(torch.ops.aten, parts[1])
-    return getattr(packet, parts[2] if len(parts) == 3 else "default")
+    packet = getattr(torch.ops.aten, parts[1], None)
+    op = getattr(packet, parts[2] if len(parts) == 3 else "default", None)
+    if not isinstance(op, torch._ops.OpOverload):
+        raise TraceError(f"PyTorch op {name} is not an overload of aten.{parts[1]}")
+    return op
 
 
 def _value(v: Any, bufs: Buffers) -> Any:

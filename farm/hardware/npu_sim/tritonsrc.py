@@ -92,6 +92,8 @@ def function_of(name: str, source: str) -> ast.FunctionDef:
         tree = ast.parse(source)
     except SyntaxError as exc:
         raise _fail(name, None, f"source does not parse ({exc.msg})") from None
+    except (MemoryError, RecursionError):  # the parser's own stack, on deeply nested source
+        raise _fail(name, None, "source nests too deeply to parse") from None
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
         raise _fail(name, None, "the source must be exactly one function definition")
     fn = tree.body[0]

@@ -145,3 +145,27 @@ def test_an_unbelieved_unsupported_is_a_failure_of_the_kernel():
 
     failure = replies.failure({"ok": False, "status": "UNSUPPORTED", "detail": "x"})
     assert failure is not None and failure.status.value == "RUNTIME_ERROR"
+
+
+@pytest.mark.parametrize("op", ["aten.add.bogus", "aten.add.__class__"])
+def test_an_op_that_is_no_overload_is_the_traces_failure(op):
+    """The trace is the worker's: a name that is not an overload is RUNTIME_ERROR, never an
+    exception out of the supervisor (a crash there is the farm's failure, retried free)."""
+    inputs = [torch.randn(64), torch.randn(64)]
+    trace, _ = record_call(lambda xs: [xs[0] + xs[1]], inputs)
+    doc = trace.to_json()
+    doc["steps"] = [{**s, "op": op} for s in doc["steps"]]
+    got, failure = simreplay.checked_trace(doc, max_launches=16)
+    assert got is None and (failure["status"], failure["code"]) == (
+        "RUNTIME_ERROR",
+        "NPU_SIM_TRACE",
+    )
+
+
+@pytest.mark.parametrize("body", ["x = " + "-" * 200_000 + "1", "x = " + "1+" * 30_000 + "1"])
+def test_a_kernel_source_too_deep_to_parse_is_rejected(replayed, body):
+    doc = replayed[0].to_json()
+    for kernel in doc["kernels"].values():
+        kernel["source"] = f"def {kernel['name']}(a):\n    {body}\n"
+    got, failure = simreplay.checked_trace(doc, max_launches=16)
+    assert got is None and failure["code"] == "NPU_SIM_KERNEL_REJECTED", failure
