@@ -82,20 +82,19 @@ def judge(
 
 def checked_trace(trace_json: Any, *, max_launches: int) -> tuple[Any, dict[str, Any]]:
     """(the parsed trace, {}) when it may be replayed, else (None, the failure): it parses,
-    its kernels are Triton language only, its PyTorch ops are ones npu-sim replays, it holds
-    at most `max_launches` steps (each is at most one launch of the replay)."""
+    its kernels are Triton language only, its PyTorch ops are ones npu-sim replays, its grids
+    and output dtypes are ones the replay takes (replay.check_trace), it holds at most
+    `max_launches` steps (each is at most one launch of the replay)."""
     from farm.hardware.npu_sim.limits import SimLimitExceeded
-    from farm.hardware.npu_sim.replay import _op
-    from farm.hardware.npu_sim.trace import TorchOp, Trace, TraceError
+    from farm.hardware.npu_sim.replay import check_trace
+    from farm.hardware.npu_sim.trace import Trace, TraceError
     from farm.hardware.npu_sim.tritonsrc import KernelRejected, check_source
 
     try:
         trace = Trace.from_json(trace_json)
         for kernel in trace.kernels.values():
             check_source(kernel)
-        for step in trace.steps:
-            if isinstance(step, TorchOp):
-                _op(step.op)
+        check_trace(trace)
     except KernelRejected as exc:
         return None, _failure("REJECTED", "NPU_SIM_KERNEL_REJECTED", str(exc))
     except TraceError as exc:

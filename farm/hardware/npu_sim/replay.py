@@ -482,6 +482,26 @@ def _known_elements(t: torch.Tensor, led: ReplayLedger) -> torch.Tensor | None:
 # -- PyTorch ops ----------------------------------------------------------------------------
 
 
+def check_trace(trace: Trace) -> None:
+    """Refuse, before anything runs, what the replay would refuse at its step: a PyTorch op
+    it does not replay (Unsupported), a grid that is empty or over MAX_GRID, an output of an
+    unknown dtype (TraceError). The trusted side calls it before it sizes the replay."""
+    for step in trace.steps:
+        if isinstance(step, TorchOp):
+            _op(step.op)
+        else:
+            _programs(step.grid)
+    for ref in trace.outputs:
+        _dtype(ref.dtype)
+
+
+def _programs(grid: tuple[int, int, int]) -> int:
+    programs = math.prod(grid)
+    if min(grid) < 1 or programs > MAX_GRID:
+        raise TraceError(f"grid {grid} is empty or has more than {MAX_GRID} programs")
+    return programs
+
+
 def _op(name: str) -> Any:
     """The aten overload a step names. Raises Unsupported for an op npu-sim does not replay,
     TraceError for a name that is not an overload of it."""
@@ -572,9 +592,7 @@ def _launch(
     if jit is None:
         raise TraceError(f"launch of unknown kernel {step.kernel[:12]}")
     grid = step.grid
-    programs = math.prod(grid)
-    if min(grid) < 1 or programs > MAX_GRID:
-        raise TraceError(f"grid {grid} is empty or has more than {MAX_GRID} programs")
+    programs = _programs(grid)
     kwargs = {name: _launch_arg(v, bufs) for name, v in step.args}
     chosen = sampling.plan(grid, rng) if programs > sampling.FULL_PROGRAMS else None
     with _interpreted(jit, kwargs, grid, led) as run_program:

@@ -67,9 +67,9 @@ class TensorRef:
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> TensorRef:
         return cls(
-            buffer=_int(d["t"]),
-            offset=_int(d["offset"]),
-            shape=tuple(_int(s) for s in d["shape"]),
+            buffer=_count(d["t"]),
+            offset=_count(d["offset"]),
+            shape=tuple(_count(s) for s in d["shape"]),
             stride=tuple(_int(s) for s in d["stride"]),
             dtype=str(d["dtype"]),
         )
@@ -189,14 +189,14 @@ class Trace:
                     )
             return cls(
                 inputs=[TensorRef.from_json(t) for t in d["inputs"]],
-                buffers=[_int(b) for b in d["buffers"]],
+                buffers=[_count(b) for b in d["buffers"]],
                 steps=steps,
                 outputs=[TensorRef.from_json(t) for t in d["outputs"]],
                 kernels=kernels,
             )
         except TraceError:
             raise
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
             raise TraceError(f"malformed trace: {type(exc).__name__}: {exc}") from None
 
 
@@ -210,6 +210,14 @@ def _int(v: Any) -> int:
     if not isinstance(v, int) or isinstance(v, bool):
         raise TraceError(f"expected an integer, got {type(v).__name__}")
     return v
+
+
+def _count(v: Any) -> int:
+    """A size, offset or buffer number: an integer, not negative."""
+    n = _int(v)
+    if n < 0:
+        raise TraceError(f"expected a count, got {n}")
+    return n
 
 
 def _value_json(v: Any) -> Any:

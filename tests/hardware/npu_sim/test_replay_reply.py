@@ -169,3 +169,30 @@ def test_a_kernel_source_too_deep_to_parse_is_rejected(replayed, body):
         kernel["source"] = f"def {kernel['name']}(a):\n    {body}\n"
     got, failure = simreplay.checked_trace(doc, max_launches=16)
     assert got is None and failure["code"] == "NPU_SIM_KERNEL_REJECTED", failure
+
+
+def _grid(doc, grid):
+    for step in doc["steps"]:
+        if "grid" in step:
+            step["grid"] = grid
+
+
+@pytest.mark.parametrize(
+    "forge",
+    [
+        lambda d: _grid(d, [-5, 1, 1]),  # sized the replay's limits below zero
+        lambda d: _grid(d, [10**30, 1, 1]),
+        lambda d: d["outputs"][0].update(dtype="Tensor"),  # torch.Tensor, not a dtype
+        lambda d: d["outputs"][0].update(shape=[-(10**12)]),
+        lambda d: d["buffers"].__setitem__(0, -(10**12)),
+    ],
+    ids=["negative-grid", "huge-grid", "dtype-Tensor", "negative-shape", "negative-buffer"],
+)
+def test_sizes_the_replay_cannot_take_are_the_traces_failure(replayed, forge):
+    """What the replay's limits are sized from is checked before they are: a forged size is
+    RUNTIME_ERROR, never an exception out of the supervisor."""
+    doc = replayed[0].to_json()
+    forge(doc)
+    got, failure = simreplay.checked_trace(doc, max_launches=16)
+    assert got is None
+    assert (failure["status"], failure["code"]) == ("RUNTIME_ERROR", "NPU_SIM_TRACE"), failure
