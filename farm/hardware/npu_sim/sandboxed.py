@@ -230,7 +230,7 @@ def _checked(header: dict[str, Any], frame: list[torch.Tensor], trace: Trace) ->
             raise ValueError("produced indices are not a flat int64 tensor")
         if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= out.numel()):
             raise ValueError("produced indices out of range")
-        produced.append(idx)
+        produced.append(torch.unique(idx))  # each element counts once in what was compared
     report = header["report"]
     _check_report(report, trace)
     return ReplayReply(
@@ -239,11 +239,29 @@ def _checked(header: dict[str, Any], frame: list[torch.Tensor], trace: Trace) ->
         outputs=outputs,
         produced=produced,
         sampled=sampled,
-        inputs_written=[int(i) for i in header["inputs_written"]],
-        outputs_short=[int(i) for i in header["outputs_short"]],
-        sim_wall_s=float(header["sim_wall_s"]),
-        check_wall_s=float(header["check_wall_s"]),
+        inputs_written=_indices(header["inputs_written"], len(trace.inputs)),
+        outputs_short=_indices(header["outputs_short"], n),
+        sim_wall_s=_seconds(header["sim_wall_s"]),
+        check_wall_s=_seconds(header["check_wall_s"]),
     )
+
+
+def _indices(value: Any, bound: int) -> list[int]:
+    """Distinct input or output positions below `bound`, as the replay names them."""
+    if not isinstance(value, list) or len(set(value)) != len(value):
+        raise ValueError("positions must be a list without repeats")
+    if any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < bound for i in value):
+        raise ValueError(f"positions must be integers in [0, {bound})")
+    return list(value)
+
+
+def _seconds(value: Any) -> float:
+    """A wall time the replay measured of itself (kept for the record, decides nothing)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("a wall time must be a number")
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"a wall time must be finite and not negative, got {value!r}")
+    return float(value)
 
 
 def may_sample(trace: Trace) -> bool:

@@ -196,3 +196,56 @@ def test_sizes_the_replay_cannot_take_are_the_traces_failure(replayed, forge):
     got, failure = simreplay.checked_trace(doc, max_launches=16)
     assert got is None
     assert (failure["status"], failure["code"]) == ("RUNTIME_ERROR", "NPU_SIM_TRACE"), failure
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("inputs_written", [7]),
+        ("outputs_short", [-1]),
+        ("inputs_written", [True]),
+        ("sim_wall_s", float("nan")),
+        ("check_wall_s", -1.0),
+        ("sim_wall_s", "3"),
+    ],
+)
+def test_the_replays_notes_about_itself_are_checked(replayed, field, value):
+    trace, _, reply, tensors = replayed
+    got = sandboxed.read_reply({**reply, field: value}, tensors, trace)
+    assert (got.ok, got.status, got.code) == (False, "RUNTIME_ERROR", "NPU_SIM_REPLAY")
+
+
+def test_a_produced_element_named_twice_is_compared_once(replayed):
+    """A sampled trace's check says how many elements it compared: repeats do not count."""
+    trace, inputs, _, _ = replayed
+    doc = trace.to_json()
+    _grid(doc, [64, 1, 1])  # 64 programs: a launch that may be sampled
+    big = trace.from_json(doc)
+    header = {
+        "ok": True,
+        "report": {
+            "time_ms": 1.0,
+            "per_launch": [
+                {
+                    "kind": "triton",
+                    "grid": [64, 1, 1],
+                    "programs": 64,
+                    "read_bytes": 0,
+                    "write_bytes": 0,
+                    "time_ms": 1.0,
+                    "name": "_add",
+                }
+            ],
+        },
+        "sampled": True,
+        "produced": [0],
+        "inputs_written": [],
+        "outputs_short": [],
+        "sim_wall_s": 0.0,
+        "check_wall_s": 0.0,
+    }
+    out = inputs[0] + inputs[1]
+    got = sandboxed.read_reply(header, [out, torch.zeros(4096, dtype=torch.int64)], big)
+    assert got.ok and got.sampled, got.detail
+    _, check = simreplay._check(PROBLEM, got, [out])
+    assert (check["elements"], check["of"]) == (1, 4096)
