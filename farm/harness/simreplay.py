@@ -194,7 +194,7 @@ def workload_entry(ev: Any, worker: Any, w: Any) -> dict[str, Any]:
     """Check and time workload `w` of evaluation `ev` (farm.harness.supervisor.Evaluation) on
     npu-sim: small workloads are also checked in the worker (every output, three rounds); every
     workload is recorded there and replayed in a sandbox of the evaluation's runner
-    (`ev.opts.sandbox`), which gives the outputs this process checks and the candidate's
+    (`ev.runner`: the workers' own), which gives the outputs this process checks and the candidate's
     simulated time; the eager baseline is costed here. Raises what worker requests raise
     (WorkerDied, BadReply)."""
     from farm.harness import report
@@ -258,7 +258,6 @@ def _summary(sim: dict[str, Any]) -> dict[str, Any]:
 def _trace_and_replay(ev: Any, worker: Any, w: Any) -> dict[str, Any]:
     """Make the call's inputs, ask the worker for the trace of one call on them, judge it."""
     from farm.harness import feed, reference, replies, seeds
-    from farm.sandbox import get_runner
 
     seed = seeds.derive(ev.base, ev.problem.name, w.id, "time")
     inputs = ev._maker(w, seed)(0)  # the call's inputs, made by the trusted side
@@ -278,9 +277,8 @@ def _trace_and_replay(ev: Any, worker: Any, w: Any) -> dict[str, Any]:
     failure = replies.failure(header)
     if failure is not None:
         return _failure(failure.status.value, failure.code, failure.detail)
-    runner = get_runner(ev.opts.sandbox, vendor=None)
     module = reference.load_reference(ev.problem)
-    return judge(ev.problem, module, inputs, header.get("trace"), runner=runner)
+    return judge(ev.problem, module, inputs, header.get("trace"), runner=ev.runner)
 
 
 def worker_unsupported(header: dict[str, Any], source: str) -> dict[str, Any] | None:

@@ -10,6 +10,7 @@ that never loads the submission.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import random
@@ -48,7 +49,7 @@ from farm.harness.targets import Target, resolve_target
 from farm.harness.timing import TimingPolicy
 from farm.harness.windows import WindowDriver
 from farm.result import Mode, Result, WorkloadStatus, reason
-from farm.sandbox import Limits, get_runner
+from farm.sandbox import Limits, Runner, get_runner
 from farm.suite.loader import Suite, load_suite
 from farm.suite.model import Problem, Workload
 
@@ -318,7 +319,7 @@ class Evaluation:
             self.doc["environment"]["sandbox"] = pool.runner.name
             return pool.candidate() if kind == "candidate" else pool.baseline(kind)
         workdir.mkdir(parents=True, exist_ok=True)
-        runner = get_runner(self.opts.sandbox, vendor=self.target.kind.gpu_vendor)
+        runner = self.runner
         largest = max((self._sandbox_bytes(w) for w in workloads), default=0)
         limits = self.limit_policy.sandbox_limits(
             self.opts.limits, workload_bytes=largest, gpu=self.target.kind.gpu
@@ -336,6 +337,14 @@ class Evaluation:
             self.doc["environment"]["sandbox_note"] = runner.note
         self.doc["environment"]["limits"] = {"memory_bytes": limits.memory_bytes}
         return WorkerProcess(runner, spec, wait=wait)
+
+    @functools.cached_property
+    def runner(self) -> Runner:
+        """The sandbox runner of this evaluation's workers (its pool's, when it has one), which
+        every other sandboxed step of it uses too (the npu-sim replay): found once."""
+        if self.opts.pool is not None:
+            return self.opts.pool.runner
+        return get_runner(self.opts.sandbox, vendor=self.target.kind.gpu_vendor)
 
     def _release(self, kind: str, worker: WorkerProcess) -> None:
         pool = self.opts.pool
@@ -421,12 +430,6 @@ class Evaluation:
             "output_nbytes": nbytes,
             "gpu_memory_bytes": self.gpu_limit_bytes(),
         }
-
-    def call_request(self, w: Workload, seed: int) -> tuple[dict[str, Any], list[torch.Tensor]]:
-        """A request's fields and frame tensors for one call of `w` on inputs made here from
-        `seed` (call 0), through the pipe (the npu-sim trace: farm.harness.simreplay)."""
-        payload = feed.pack_pipe([self._maker(w, seed)(0)])
-        return {**self._request(w), **payload.fields}, payload.tensors
 
     def _maker(self, w: Workload, seed: int) -> Callable[[int], list[Any]]:
         """make(i): the inputs of call i of a request with base `seed`, made here."""
