@@ -38,15 +38,6 @@ EXPECTED = {
 }
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _restore_hooks():
-    """Replays run in this process here; the in-worker hooks are put back afterwards."""
-    from tests.hardware.npu_sim.test_replay import _saved_hooks
-
-    with _saved_hooks():
-        yield
-
-
 def _inputs(problem, workload, *, zeros: bool):
     module = runtime.load_file_module(problem.reference_path, f"rank_{problem.name}")
     request = {"axes": workload.axes, "dtype": workload.dtype, "seed_base": 1}

@@ -3,8 +3,6 @@ counts on uniform launches (and falls back to full simulation on others)."""
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 import torch
 import triton
@@ -83,34 +81,9 @@ CASES = {
 }
 
 
-@contextlib.contextmanager
-def _saved_hooks():
-    """Replays run in this process in tests (the farm runs them in a fresh one): the in-worker
-    simulator's hooks, which the other tests use, are put back afterwards."""
-    from triton.runtime import interpreter as interp
-
-    hooked = [
-        (interp, "interpreter_builder"),
-        (interp.interpreter_semantic, "builder"),
-        (interp.GridExecutor, "__call__"),
-        (interp.ReduceOps, "sum"),
-        (interp.ReduceOps, "min_max"),
-        (interp.ScanOps, "cumsum"),
-        (interp.ScanOps, "cumprod"),
-        (interp.ReduceScanOpInterface, "to_tensor"),
-    ]
-    saved = [(owner, name, vars(owner)[name]) for owner, name in hooked]
-    try:
-        yield
-    finally:
-        for owner, name, value in saved:
-            setattr(owner, name, value)
-
-
 @pytest.fixture(scope="module")
 def replays():
-    with _saved_hooks():
-        yield _replays()
+    return _replays()
 
 
 def _replays():
