@@ -39,6 +39,16 @@ _Z95 = 1.959963984540054
 # statistic interval of the median cannot reach 95 %: with 5 samples, [min, max] covers it with
 # probability 1 - 2/32 = 0.94; the trimmed mean's keeps too few samples to estimate a spread).
 MIN_SAMPLES_FOR_CI = 6
+# Board ties. A measured time that comes without a spread (an interval of zero width: no
+# interval stored, or one call) is taken as this fraction either side of it: the 1-2 % of
+# run-to-run noise of event timing (docs/reference/field-notes.md), at its upper end.
+MEASURED_NOISE = 0.02
+# A deterministic device (farm.hardware.kinds.DeviceKind.deterministic) gives the same work the
+# same time, to the bit, on every run and host; two of its times tie when they differ by less
+# than this fraction, the largest difference between two schedules of the same work the replay
+# can produce (Graham's bound for launches over 65536 programs is above the greedy schedule by
+# under 0.1 %, docs/npu-sim.md "Real sizes: sampling").
+DETERMINISTIC_TIE = 0.001
 
 
 def sol_score(t_k: float, t_sol: float, t_b: float) -> float:
@@ -215,6 +225,25 @@ def compare(a: TimingStats, b: TimingStats) -> int:
     if b.ci95_high_ms < a.ci95_low_ms:
         return 1
     return 0
+
+
+def times_tie(a: tuple[float, float], b: tuple[float, float], *, deterministic: bool) -> bool:
+    """Whether two times of one workload, each given as its [low, high] interval in ms, cannot be
+    ranked. On a deterministic device the interval is the time itself (its midpoint) and two
+    times tie within DETERMINISTIC_TIE of the larger; elsewhere the intervals overlap, an
+    interval of zero width taken as MEASURED_NOISE either side of its time."""
+    if deterministic:
+        ta, tb = (a[0] + a[1]) / 2, (b[0] + b[1]) / 2
+        return abs(ta - tb) <= DETERMINISTIC_TIE * max(ta, tb)
+    (a_lo, a_hi), (b_lo, b_hi) = _spread(a), _spread(b)
+    return a_lo <= b_hi and b_lo <= a_hi
+
+
+def _spread(interval: tuple[float, float]) -> tuple[float, float]:
+    low, high = interval
+    if high > low:
+        return low, high
+    return low * (1 - MEASURED_NOISE), high * (1 + MEASURED_NOISE)
 
 
 def _checked_scores(scores: Iterable[float]) -> list[float]:

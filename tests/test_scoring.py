@@ -188,3 +188,24 @@ def test_honest_heavy_tailed_noise_keeps_the_trimmed_mean():
         stats = TimingStats.from_samples(times)
         assert stats.mean_ms < (1 + MEAN_TOLERANCE) * stats.trimmed_mean_ms
         assert _scored(times) == (stats.trimmed_mean_ms, "trimmed-mean")
+
+
+def test_times_tie_on_a_deterministic_device_within_its_schedule_spread():
+    from farm.scoring import DETERMINISTIC_TIE, times_tie
+
+    same = (5.0, 5.0)
+    assert times_tie(same, (4.9995, 4.9995), deterministic=True)  # 0.01 % apart
+    apart = 5.0 * (1 + 2 * DETERMINISTIC_TIE)
+    assert not times_tie(same, (apart, apart), deterministic=True)
+
+
+def test_measured_times_tie_when_their_intervals_overlap():
+    from farm.scoring import MEASURED_NOISE, times_tie
+
+    assert times_tie((4.9, 5.1), (5.05, 5.3), deterministic=False)
+    assert not times_tie((4.9, 5.0), (5.05, 5.3), deterministic=False)
+    # an interval of zero width is taken as MEASURED_NOISE either side
+    near = 5.0 * (1 + MEASURED_NOISE)
+    assert times_tie((5.0, 5.0), (near, near), deterministic=False)
+    far = 5.0 * (1 + 3 * MEASURED_NOISE)
+    assert not times_tie((5.0, 5.0), (far, far), deterministic=False)

@@ -67,6 +67,13 @@ class DeviceKind:
         return self.timer == "npu-sim-ledger"
 
     @property
+    def deterministic(self) -> bool:
+        """The same work gets the same time on every run and host (the cost model is a pure
+        function of counts, docs/npu-sim.md "Determinism"): boards tie equal times exactly and
+        keep the earlier submission first (farm.scoring.times_tie)."""
+        return self.simulated
+
+    @property
     def gpu_vendor(self) -> str | None:
         """The vendor for sandbox runners and toolchains: set for GPUs, None otherwise."""
         return self.vendor if self.gpu else None

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from django.core.cache import cache
@@ -15,6 +16,7 @@ from leaderboard.boards.models import Board
 from leaderboard.boards.selectors import (
     BoardStamp,
     RankedEntry,
+    board_deterministic,
     board_get,
     board_list,
     board_ranking,
@@ -36,6 +38,20 @@ _ENTRY_FIELDS = {
     "speedup_eager": serializers.FloatField(allow_null=True),
     "speedup_compile": serializers.FloatField(allow_null=True),
     "intervals": serializers.DictField(),
+    "workloads": serializers.DictField(
+        help_text="workload id -> {time_ms, sol_ms, sol_score, eager_ms} of the public workloads"
+    ),
+    "copy_of": inline_serializer(
+        "CopyFlag",
+        {
+            "submission": serializers.IntegerField(),
+            "user": serializers.CharField(),
+            "likeness": serializers.FloatField(),
+        },
+        allow_null=True,
+        help_text="an earlier public entry whose source this one nearly repeats (flag only)",
+    ),
+    "submitted_at": serializers.DateTimeField(),
     "updated_at": serializers.DateTimeField(),
 }
 BoardOutput = inline_serializer(
@@ -47,6 +63,9 @@ BoardOutput = inline_serializer(
         "hardware": serializers.CharField(),
         "owner": serializers.CharField(allow_null=True),
         "sources_public": serializers.BooleanField(),
+        "deterministic": serializers.BooleanField(
+            help_text="equal times tie exactly and the earlier submission ranks first"
+        ),
         "entries": inline_serializer("BoardEntry", _ENTRY_FIELDS, many=True),
     },
 )
@@ -67,6 +86,9 @@ def entry_json(r: RankedEntry) -> dict[str, Any]:
         "speedup_eager": e.speedup_eager,
         "speedup_compile": e.speedup_compile,
         "intervals": e.intervals,
+        "workloads": e.workloads,
+        "copy_of": dataclasses.asdict(r.copy_of) if r.copy_of else None,
+        "submitted_at": e.submission.created_at,
         "updated_at": e.updated_at,
     }
 
@@ -97,6 +119,7 @@ def _board_json(board: Board | None, suite: Any, problem: Any, hardware: str) ->
         "hardware": hardware,
         "owner": board.owner.username if board and board.owner else None,
         "sources_public": bool(board and board.sources_public),
+        "deterministic": board_deterministic(hardware),
         "entries": [entry_json(r) for r in ranked],
     }
 

@@ -33,7 +33,10 @@ class BoardEntry(models.Model):
     """A user's best valid run on a board (see boards.services.board_entry_refresh).
 
     Times in ms are geometric means over the run's public workloads; `intervals` maps each
-    workload id to the [low, high] confidence interval of its time, used to show ties.
+    workload id to the [low, high] confidence interval of its time, used to show ties;
+    `workloads` maps each workload id to its own figures (time_ms, sol_ms, sol_score,
+    eager_ms), the board's per-workload columns. `fingerprint` is the sketch of the normalised
+    source (boards.likeness) that flags a near-identical copy of an earlier public entry.
     """
 
     board = models.ForeignKey(Board, on_delete=models.CASCADE, related_name="entries")
@@ -47,6 +50,8 @@ class BoardEntry(models.Model):
     speedup_eager = models.FloatField(null=True)
     speedup_compile = models.FloatField(null=True)
     intervals = models.JSONField(default=dict)
+    workloads = models.JSONField(default=dict)
+    fingerprint = models.JSONField(default=list)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

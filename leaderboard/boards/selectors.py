@@ -7,11 +7,24 @@ from typing import NamedTuple
 from django.conf import settings
 from django.db.models import QuerySet
 
-from farm.result import Interval
+from farm.hardware import kinds
+from farm.scoring import times_tie
+from leaderboard.boards.likeness import COPY_LIKENESS, likeness
 from leaderboard.boards.models import Board, BoardEntry
 from leaderboard.compiled import CompiledValues
+from leaderboard.problems import farm_bridge
 
 HEAVY_PROBLEM_FIELDS = ("sol_table", "workloads", "description")
+
+
+@dataclass(frozen=True)
+class CopyFlag:
+    """An entry's source is near-identical (boards.likeness) to that of an earlier public entry
+    of the same problem by another user: `submission` and `user` name that entry."""
+
+    submission: int
+    user: str
+    likeness: float
 
 
 @dataclass
@@ -19,6 +32,7 @@ class RankedEntry:
     rank: int
     tied: bool
     entry: BoardEntry
+    copy_of: CopyFlag | None = None
 
 
 def _boards() -> QuerySet[Board]:
@@ -74,31 +88,87 @@ def board_list() -> QuerySet[Board]:
     )
 
 
-def intervals_overlap(a: dict[str, list[float]], b: dict[str, list[float]]) -> bool:
-    """True when, on every workload both entries timed, their time intervals overlap
-    (BoardEntry.intervals: workload id -> [low, high] ms)."""
-    common = set(a) & set(b)
-    if not common:
-        return False
-    return all(Interval(*a[w]).overlaps(Interval(*b[w])) for w in common)
+def board_deterministic(hardware: str) -> bool:
+    """Whether the board's hardware class runs on a deterministic device kind (npu-sim)."""
+    spec = farm_bridge.hardware_spec(hardware)
+    return spec is not None and kinds.get_kind(spec.device).deterministic
 
 
-def board_ranking(*, board: Board, limit: int | None = None) -> list[RankedEntry]:
-    """Entries by SOL score, best first. Neighbours whose time intervals overlap on every
-    workload share a rank (noise cannot tell them apart) and are marked tied."""
-    entries = list(
-        BoardEntry.objects.filter(board=board)
-        .select_related("user")
-        .order_by("-sol_score", "updated_at")[: limit or settings.FARM_BOARD_LIMIT]
+def entries_tie(a: BoardEntry, b: BoardEntry, *, deterministic: bool) -> bool:
+    """True when, on every workload both entries timed, their times cannot be ranked
+    (farm.scoring.times_tie over BoardEntry.intervals: workload id -> [low, high] ms)."""
+    common = set(a.intervals) & set(b.intervals)
+    return bool(common) and all(
+        times_tie(a.intervals[w], b.intervals[w], deterministic=deterministic) for w in common
     )
+
+
+def board_ranking(
+    *, board: Board, limit: int | None = None, copies: bool = True
+) -> list[RankedEntry]:
+    """Entries by SOL score, best first. Neighbours whose times cannot be ranked on any workload
+    (entries_tie) share a rank and are marked tied; on a deterministic device the earliest
+    submission of a tie comes first, elsewhere the better score. With `copies`, an entry whose
+    source is near-identical to an earlier public one carries a CopyFlag."""
+    query = BoardEntry.objects.filter(board=board).select_related("user", "submission")
+    if not copies:
+        query = query.defer("fingerprint")
+    entries = list(query.order_by("-sol_score", "submission__created_at")[: _limit(limit)])
+    deterministic = board_deterministic(board.hardware_id)
     ranked: list[RankedEntry] = []
-    for i, entry in enumerate(entries):
-        if ranked and intervals_overlap(ranked[-1].entry.intervals, entry.intervals):
-            ranked[-1].tied = True
-            ranked.append(RankedEntry(rank=ranked[-1].rank, tied=True, entry=entry))
+    for group in _tie_groups(entries, deterministic):
+        rank = len(ranked) + 1
+        ranked += [RankedEntry(rank=rank, tied=len(group) > 1, entry=e) for e in group]
+    if copies:
+        _flag_copies(board, ranked)
+    return ranked[:limit] if limit else ranked
+
+
+def _limit(limit: int | None) -> int:
+    """Rows read: the whole board's limit, so a tie at the cut is ordered in full."""
+    return max(limit or 0, settings.FARM_BOARD_LIMIT)
+
+
+def _tie_groups(entries: list[BoardEntry], deterministic: bool) -> list[list[BoardEntry]]:
+    groups: list[list[BoardEntry]] = []
+    for entry in entries:
+        if groups and entries_tie(groups[-1][-1], entry, deterministic=deterministic):
+            groups[-1].append(entry)
         else:
-            ranked.append(RankedEntry(rank=i + 1, tied=False, entry=entry))
-    return ranked
+            groups.append([entry])
+    if deterministic:
+        for group in groups:
+            group.sort(key=lambda e: (e.submission.created_at, e.submission_id))
+    return groups
+
+
+def _flag_copies(board: Board, ranked: list[RankedEntry]) -> None:
+    """Set copy_of on each ranked entry whose fingerprint is at least COPY_LIKENESS alike to that
+    of an earlier public entry (a board whose sources are public) of the same problem by another
+    user; the earliest such entry is named."""
+    public = (
+        BoardEntry.objects.filter(board__problem_id=board.problem_id, board__sources_public=True)
+        .exclude(fingerprint=[])
+        .select_related("user", "submission")
+        .order_by("submission__created_at", "submission_id")
+    )
+    earliest: dict[int, BoardEntry] = {}  # one row per submission (it may be on several boards)
+    for e in public:
+        earliest.setdefault(e.submission_id, e)
+    for r in ranked:
+        r.copy_of = _copy_of(r.entry, list(earliest.values()))
+
+
+def _copy_of(entry: BoardEntry, public: list[BoardEntry]) -> CopyFlag | None:
+    for other in public:
+        if other.submission.created_at >= entry.submission.created_at:
+            return None
+        if other.user_id == entry.user_id:
+            continue
+        alike = likeness(entry.fingerprint, other.fingerprint)
+        if alike >= COPY_LIKENESS:
+            return CopyFlag(other.submission_id, other.user.username, round(alike, 3))
+    return None
 
 
 def board_leaders(*, problem_id: int) -> dict[str, BoardEntry]:
@@ -106,7 +176,7 @@ def board_leaders(*, problem_id: int) -> dict[str, BoardEntry]:
     are left out). One query per board: a problem has one board per hardware class."""
     leaders = {}
     for board in Board.objects.filter(problem_id=problem_id).only("id", "hardware_id"):
-        ranked = board_ranking(board=board, limit=1)
+        ranked = board_ranking(board=board, limit=1, copies=False)
         if ranked:
             leaders[board.hardware_id] = ranked[0].entry
     return leaders

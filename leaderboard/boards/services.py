@@ -8,13 +8,19 @@ Audit runs themselves never count.
 
 from __future__ import annotations
 
+import logging
 import math
 
 from django.db import transaction
 from django.db.models import F
 
+from leaderboard.artifacts.services import source_text
+from leaderboard.artifacts.store import ArtifactStoreError
+from leaderboard.boards.likeness import fingerprint
 from leaderboard.boards.models import Board, BoardEntry
 from leaderboard.runs.models import Run, WorkloadResult
+
+log = logging.getLogger(__name__)
 
 
 def board_get_or_create(*, problem_id: int, hardware_id: str) -> Board:
@@ -50,6 +56,7 @@ def board_entry_refresh(*, problem_id: int, hardware_id: str, user_id: int) -> B
     if best is None:
         BoardEntry.objects.filter(board=board, user_id=user_id).delete()
         return None
+    kept = BoardEntry.objects.filter(board=board, user_id=user_id).first()
     entry, _ = BoardEntry.objects.update_or_create(
         board=board,
         user_id=user_id,
@@ -57,10 +64,24 @@ def board_entry_refresh(*, problem_id: int, hardware_id: str, user_id: int) -> B
             "run": best,
             "submission_id": best.submission_id,
             "sol_score": best.sol_score,
+            "fingerprint": _fingerprint(best, kept),
             **_figures(best),
         },
     )
     return entry
+
+
+def _fingerprint(run: Run, kept: BoardEntry | None) -> list[int]:
+    """The source sketch of the run's submission (boards.likeness): the kept entry's when it is
+    of the same submission, else read from storage; [] while storage cannot deliver it (the
+    entry is then not compared, and the next refresh tries again)."""
+    if kept is not None and kept.submission_id == run.submission_id and kept.fingerprint:
+        return list(kept.fingerprint)
+    try:
+        return fingerprint(source_text(source=run.submission.source))
+    except (ArtifactStoreError, UnicodeDecodeError) as exc:
+        log.warning("no source fingerprint for submission %s: %s", run.submission_id, exc)
+        return []
 
 
 def _figures(run: Run) -> dict:
@@ -73,6 +94,17 @@ def _figures(run: Run) -> dict:
         "speedup_eager": _geomean([_ratio(r.baseline_eager_ms, r.time_ms) for r in public]),
         "speedup_compile": _geomean([_ratio(r.baseline_compile_ms, r.time_ms) for r in public]),
         "intervals": {r.workload_id: _interval(r) for r in public},
+        "workloads": {r.workload_id: _workload(r) for r in public},
+    }
+
+
+def _workload(row: WorkloadResult) -> dict[str, float | None]:
+    """One workload's figures on the board (ms; the SOL score of this workload alone)."""
+    return {
+        "time_ms": row.time_ms,
+        "sol_ms": row.sol_ms,
+        "sol_score": row.sol_score,
+        "eager_ms": row.baseline_eager_ms,
     }
 
 

@@ -25,7 +25,7 @@ def test_every_change_shows_on_the_next_read(clients, users, local_storage):
     scored(clients["owner"], node, score=0.5)
     assert [e["user"] for e in reader.get(BOARD).json()["entries"]] == ["owner"]
 
-    scored(clients["other"], node, score=0.9)  # a new entry bumps the version
+    scored(clients["other"], node, score=0.9, time_ms=2.0)  # a new entry bumps the version
     assert [e["user"] for e in reader.get(BOARD).json()["entries"]] == ["other", "owner"]
 
     board = Board.objects.get()
