@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -138,6 +139,27 @@ def _check_source(errors: dict[str, list[str]], source: str) -> None:
             f"is {size} bytes, over the limit of {limit} bytes (FARM_MAX_SOURCE_BYTES); "
             "submit one kernel file without embedded data"
         ]
+        return
+    fault = source_syntax_error(source)
+    if fault:
+        errors["source"] = [fault]
+
+
+def source_syntax_error(source: str) -> str | None:
+    """Why `source` is not a Python file (every form a node runs is one, CUDA through
+    load_inline), or None when it parses: refused here, it costs no node a claim."""
+    try:
+        ast.parse(source, filename="submission.py")
+    except SyntaxError as exc:
+        line = (exc.text or "").strip()
+        shown = f" ({line[:120]})" if line else ""
+        return (
+            f"does not parse as Python: line {exc.lineno}: {exc.msg}{shown}; fix the file "
+            "(`python -m py_compile FILE` shows the same error) and submit it again"
+        )
+    except (RecursionError, MemoryError):
+        return "is nested too deeply to parse; flatten the expressions and submit it again"
+    return None
 
 
 def _check_language(

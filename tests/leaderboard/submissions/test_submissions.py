@@ -99,6 +99,12 @@ def test_batch_limit(clients, local_storage, settings):
             "problem matmul accepts pytorch, triton, not cuda",
         ),
         ({"language": "fortran"}, "language", "'fortran' is not a language"),
+        (
+            {"source": "def kernel(a, b)\n    return a + b\n"},
+            "source",
+            "does not parse as Python: line 1: expected ':' (def kernel(a, b)); fix the file",
+        ),
+        ({"source": "x" + ".a" * 50_000}, "source", "nested too deeply to parse"),
         # refused while parsing, before field validation: PostgreSQL cannot store a NUL
         ({"source": "def kernel(a):\x00"}, "detail", "body.source contains a NUL character"),
     ],
