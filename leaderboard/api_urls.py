@@ -30,7 +30,12 @@ from leaderboard.submissions.apis import (
     SubmissionListCreateApi,
     SubmissionSourceApi,
 )
-from leaderboard.submissions.run_apis import RunArtifactApi, RunDetailApi, RunListApi
+from leaderboard.submissions.run_apis import (
+    RunArtifactApi,
+    RunCancelApi,
+    RunDetailApi,
+    RunListApi,
+)
 
 
 class ApiRoot(APIView):
@@ -80,6 +85,7 @@ urlpatterns = [
     ),
     path("runs/", RunListApi.as_view(), name="api-runs"),
     path("runs/<int:run_id>/", RunDetailApi.as_view(), name="api-run"),
+    path("runs/<int:run_id>/cancel/", RunCancelApi.as_view(), name="api-run-cancel"),
     path(
         "runs/<int:run_id>/artifacts/<str:name>/", RunArtifactApi.as_view(), name="api-run-artifact"
     ),

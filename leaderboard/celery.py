@@ -42,6 +42,10 @@ app.conf.beat_schedule = {
         "task": "leaderboard.runs.tasks.resend_stale_runs",
         "schedule": _every("FARM_RESEND_INTERVAL_S"),
     },
+    "fail-unserved-runs": {
+        "task": "leaderboard.runs.tasks.fail_unserved_runs",
+        "schedule": _every("FARM_RESEND_INTERVAL_S"),
+    },
     "recompute-boards": {
         "task": "leaderboard.boards.tasks.recompute_boards",
         "schedule": _every("FARM_BOARD_RECOMPUTE_S"),

@@ -167,6 +167,8 @@ FARM_RECEPTION_GAP_S = env_float("FARM_RECEPTION_GAP_S", FARM_NODE_DEAD_AFTER_S 
 FARM_REAP_INTERVAL_S = env_float("FARM_REAP_INTERVAL_S", 30.0, minimum=1.0)
 FARM_RESEND_INTERVAL_S = env_float("FARM_RESEND_INTERVAL_S", 60.0, minimum=1.0)
 FARM_RESEND_QUEUED_AFTER_S = env_int("FARM_RESEND_QUEUED_AFTER_S", 900, minimum=1)
+# A run queued this long (s) for a class no usable node served in that time fails as NO_NODE
+FARM_UNSERVED_FAIL_AFTER_S = env_int("FARM_UNSERVED_FAIL_AFTER_S", 6 * 3600, minimum=60)
 FARM_BOARD_RECOMPUTE_S = env_float("FARM_BOARD_RECOMPUTE_S", 3600.0, minimum=1.0)
 FARM_STALE_NODE_SWEEP_S = env_float("FARM_STALE_NODE_SWEEP_S", 60.0, minimum=1.0)
 FARM_NODE_ENROLL_TOKEN = env_secret("FARM_NODE_ENROLL_TOKEN") or ""

@@ -7,6 +7,8 @@ from django.db.models import Q
 from farm.result import FARM_OUTCOMES, Interval
 
 LOST = "LOST"  # failure code of a run taken back from a node that stopped heartbeating
+CANCELLED = "CANCELLED"  # failure code of a run its owner (or an operator) cancelled
+NO_NODE = "NO_NODE"  # failure code of a queued run that no node of its class served in time
 FARM_VERDICTS = tuple(sorted(v.value for v in FARM_OUTCOMES))
 
 

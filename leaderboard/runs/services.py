@@ -24,7 +24,7 @@ from leaderboard.nodes.models import Node
 from leaderboard.nodes.reception import reception_dead_cutoff
 from leaderboard.problems.models import HardwareClass
 from leaderboard.runs import routing
-from leaderboard.runs.models import LOST, Run
+from leaderboard.runs.models import CANCELLED, LOST, Run
 from leaderboard.runs.signals import run_failed
 
 log = logging.getLogger(__name__)
@@ -155,6 +155,8 @@ def run_claim(*, run_id: int, node: Node, device_index: int | None = None) -> Ru
         return run
     if refused:
         raise RunConflict(f"{refused}; drop the job")
+    if run.state == Run.State.FAILED and run.failure_code == CANCELLED:
+        raise RunConflict(f"run {run_id} was cancelled; drop the job")
     if run.hardware_id not in served:
         raise RunForbidden(
             f"run {run_id} is for {run.hardware_id}; "
@@ -247,7 +249,18 @@ def lease_expired(run: Run, node: Node, attempt: int) -> bool:
     return taken_back and run.attempt_node_id == node.pk and run.attempt == attempt
 
 
+def cancelled_for(run: Run, node: Node, attempt: int) -> bool:
+    """`node` held `attempt`, the latest, when the run was cancelled."""
+    cancelled = run.state == Run.State.FAILED and run.failure_code == CANCELLED
+    return cancelled and run.attempt_node_id == node.pk and run.attempt == attempt
+
+
 def check_holder(run: Run, node: Node, attempt: int) -> None:
+    if cancelled_for(run, node, attempt):
+        raise RunConflict(
+            f"run {run.pk} was cancelled while this node held attempt {attempt}; nothing was "
+            "recorded, stop it and drop the job"
+        )
     if lease_expired(run, node, attempt):
         raise RunConflict(
             f"run {run.pk}: this node's lease on attempt {attempt} expired (no heartbeat for "
@@ -337,6 +350,17 @@ def _release(
     )
     if failed:
         run_failed.send(sender=Run, run=run, reason=f"{run.failure_code}: {run.failure_detail}")
+
+
+def run_fail(run: Run, *, code: str, detail: str) -> None:
+    """Fail an unfinished run for good, without an attempt charged; the caller holds the lock.
+    Its node (if any) keeps its name on the run, so that its later posts are answered 409."""
+    run.state, run.finished_at = Run.State.FAILED, timezone.now()
+    run.failure_code, run.failure_detail = code[:50], detail
+    run.save(update_fields=["state", "finished_at", "failure_code", "failure_detail"])
+    hardware = run.hardware_id
+    transaction.on_commit(lambda: metrics.run_finished(hardware, code, None))
+    run_failed.send(sender=Run, run=run, reason=f"{code}: {detail}")
 
 
 def run_requeue_farm_outcome(*, run: Run, verdict: str, detail: str) -> bool:

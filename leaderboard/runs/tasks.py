@@ -23,3 +23,8 @@ def resend_stale_runs() -> int:
 @shared_task(name="leaderboard.runs.tasks.reap_unreported_runs", acks_late=True)
 def reap_unreported_runs() -> int:
     return upkeep.runs_reap_unreported()
+
+
+@shared_task(name="leaderboard.runs.tasks.fail_unserved_runs", acks_late=True)
+def fail_unserved_runs() -> int:
+    return upkeep.runs_fail_unserved()

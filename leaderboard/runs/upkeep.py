@@ -7,6 +7,8 @@ and the nodes' own upkeep is in their apps' tasks):
 - `runs_reap_unreported` takes back the active runs of a live node that its heartbeats have not
   listed for FARM_NODE_DEAD_AFTER_S (an agent that crashed and came back under the same token:
   the node is alive, its old runs are not; runs_reap alone would never see them).
+- `runs_fail_unserved` fails, as NO_NODE, the runs queued longer than FARM_UNSERVED_FAIL_AFTER_S
+  for a class that no usable node served in that time, instead of leaving them queued forever.
 """
 
 from __future__ import annotations
@@ -14,10 +16,13 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
-from leaderboard.runs.models import Run
-from leaderboard.runs.services import run_mark_lost, runs_send
+from leaderboard.nodes.models import Node
+from leaderboard.nodes.reception import reception_dead_cutoff
+from leaderboard.runs.models import NO_NODE, Run
+from leaderboard.runs.services import run_fail, run_get, run_mark_lost, runs_send
 
 
 def runs_resend_stale(*, older_than_s: int | None = None) -> int:
@@ -44,3 +49,47 @@ def runs_reap_unreported() -> int:
         if run_id not in (reported or []):
             n += run_mark_lost(run_id=run_id, node_id=node_id)
     return n
+
+
+def runs_fail_unserved() -> int:
+    """Fail as NO_NODE (the farm's outcome) the runs queued for more than
+    FARM_UNSERVED_FAIL_AFTER_S whose class had no enabled, healthy, non-draining node heard
+    from in that time; returns how many. Audit runs are left to the audit. Nothing is presumed
+    while the server itself has not been hearing heartbeats (leaderboard.nodes.reception)."""
+    if reception_dead_cutoff() is None:
+        return 0
+    wait_s = settings.FARM_UNSERVED_FAIL_AFTER_S
+    since = timezone.now() - timedelta(seconds=wait_s)
+    queued = Run.objects.filter(state=Run.State.QUEUED, audit_of__isnull=True, created_at__lt=since)
+    classes = set(queued.values_list("hardware_id", flat=True).distinct())
+    served = set(
+        Node.objects.filter(
+            hardware__name__in=classes,
+            enabled=True,
+            healthy=True,
+            draining=False,
+            last_heartbeat__gte=since,
+        ).values_list("hardware__name", flat=True)
+    )
+    ids = queued.filter(hardware_id__in=classes - served).values_list("id", flat=True)
+    return sum(_fail_unserved(run_id, wait_s) for run_id in list(ids[:1000]))
+
+
+def _fail_unserved(run_id: int, wait_s: int) -> bool:
+    with transaction.atomic():
+        run = run_get(run_id, lock=True)
+        if run.state != Run.State.QUEUED:
+            return False  # claimed or cancelled since the sweep read it
+        detail = (
+            f"no node served {run.hardware_id} for {_duration(wait_s)} "
+            f"(FARM_UNSERVED_FAIL_AFTER_S={wait_s}): the farm could not evaluate the run; "
+            "submit it again once /api/nodes/ lists an online node of the class"
+        )
+        run_fail(run, code=NO_NODE, detail=detail)
+    return True
+
+
+def _duration(seconds: int) -> str:
+    if seconds % 3600 == 0:
+        return f"{seconds // 3600} h"
+    return f"{seconds // 60} min" if seconds % 60 == 0 else f"{seconds} s"

@@ -114,6 +114,7 @@ class SubmissionOutput(serializers.ModelSerializer):
     state = serializers.SerializerMethodField()
     runs = serializers.SerializerMethodField()
     source_url = serializers.SerializerMethodField()
+    hacked_note = serializers.SerializerMethodField()
 
     class Meta:
         model = Submission
@@ -129,6 +130,7 @@ class SubmissionOutput(serializers.ModelSerializer):
             "label",
             "private",
             "hacked",
+            "hacked_note",
             "created_at",
             "state",
             "source_sha256",
@@ -156,6 +158,11 @@ class SubmissionOutput(serializers.ModelSerializer):
                 )
         return runs
 
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_hacked_note(self, obj: Submission) -> str | None:
+        """Why an operator took the submission off the boards: for its owner and admins."""
+        return hacked_note_shown(self.context["request"].user, obj.user_id, obj.hacked_note)
+
     @extend_schema_field(OpenApiTypes.URI)
     def get_source_url(self, obj: Submission) -> str | None:
         request = self.context["request"]
@@ -175,6 +182,12 @@ class SubmitOutput(SubmissionOutput):
     def get_warnings(self, obj: Submission) -> list[str]:
         unserved = self.context.get("unserved", {})  # hardware -> warning, one lookup per POST
         return [unserved[r.hardware_id] for r in self._runs(obj) if r.hardware_id in unserved]
+
+
+def hacked_note_shown(user, owner_id: int, note: str) -> str | None:
+    if user.is_authenticated and (user.is_staff or user.pk == owner_id):
+        return note
+    return None
 
 
 def _orm_paths(serializer: serializers.Serializer) -> dict[str, str | None]:
@@ -216,7 +229,7 @@ def submission_status_json(request, submission_id: int) -> dict[str, Any] | None
     found = submission_status(
         user=request.user,
         submission_id=submission_id,
-        fields=[*(p for p in paths.values() if p), "problem_id"],
+        fields=[*(p for p in paths.values() if p), "problem_id", "hacked_note"],
         run_fields=[*(p for p in run_paths.values() if p), "state"],
     )
     if found is None:
@@ -234,6 +247,7 @@ def submission_status_json(request, submission_id: int) -> dict[str, Any] | None
         "state": submission_state_of(states={r["state"] for r in runs}),
         "runs": [_run_summary(r, run_paths, visible) for r in runs],
         "source_url": request.build_absolute_uri(url) if visible else None,
+        "hacked_note": hacked_note_shown(request.user, row["user_id"], row["hacked_note"]),
     }
     return {name: row[path] if path else computed[name] for name, path in paths.items()}
 

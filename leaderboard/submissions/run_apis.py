@@ -12,8 +12,10 @@ from rest_framework.views import APIView
 from leaderboard.artifacts.selectors import artifacts_stored
 from leaderboard.artifacts.services import artifact_download_url
 from leaderboard.pagination import IdCursorPagination, cursor_page
+from leaderboard.runs.cancel import run_cancel
 from leaderboard.runs.models import Result, Run, WorkloadResult
 from leaderboard.runs.redaction import document_redacted, failure_detail_redacted
+from leaderboard.runs.selectors import run_queue
 from leaderboard.submissions.selectors import runs_visible, source_visible
 
 FILTERS = {
@@ -106,10 +108,18 @@ class ResultOutput(serializers.ModelSerializer):
         ]
 
 
+class QueueOutput(serializers.Serializer):
+    position = serializers.IntegerField(help_text="1: the next run of its class to be taken")
+    warning = serializers.CharField(
+        allow_null=True, help_text="set when no online node serves the run's class now"
+    )
+
+
 class RunDetailOutput(RunListOutput):
     result = serializers.SerializerMethodField()
     artifacts = serializers.SerializerMethodField()
     audit_run = serializers.SerializerMethodField()
+    queue = serializers.SerializerMethodField()
 
     class Meta(RunListOutput.Meta):
         fields = [
@@ -119,9 +129,15 @@ class RunDetailOutput(RunListOutput):
             "failure_detail",
             "claimed_at",
             "started_at",
+            "queue",
             "result",
             "artifacts",
         ]
+
+    @extend_schema_field(QueueOutput(allow_null=True))
+    def get_queue(self, run: Run) -> dict[str, Any] | None:
+        """Where a queued run stands (None once a node has claimed it)."""
+        return run_queue(run)
 
     @extend_schema_field(ResultOutput(allow_null=True))
     def get_result(self, run: Run) -> Any:
@@ -211,6 +227,21 @@ class RunDetailApi(APIView):
     @extend_schema(responses=RunDetailOutput)
     def get(self, request, run_id: int):
         run = _visible_run(request, run_id)
+        visible = source_visible(submission=run.submission, user=request.user)
+        context = {"request": request, "source_visible": visible}
+        return Response(RunDetailOutput(run, context=context).data)
+
+
+class RunCancelApi(APIView):
+    """Owner and staff: cancel a run that has not finished (it fails as CANCELLED; a node
+    running it is told to stop). Cancelling it again answers the same; 409 once finished."""
+
+    @extend_schema(request=None, responses=RunDetailOutput)
+    def post(self, request, run_id: int):
+        run = _visible_run(request, run_id)
+        if not _is_owner(request.user, run):
+            raise exceptions.PermissionDenied("only the run's owner and admins may cancel it")
+        run = run_cancel(run_id=run.pk, by=request.user.get_username())  # RunConflict: 409
         visible = source_visible(submission=run.submission, user=request.user)
         context = {"request": request, "source_visible": visible}
         return Response(RunDetailOutput(run, context=context).data)

@@ -8,6 +8,7 @@ urlpatterns = [
     path("problems/<str:suite>/<str:name>/", views.problem, name="problem"),
     path("boards/<str:suite>/<str:problem>/<str:hardware>/", views.board, name="board"),
     path("submissions/<int:submission_id>/", views.submission, name="submission"),
+    path("runs/<int:run_id>/cancel/", views.run_cancel, name="run-cancel"),
     path("submit/", views.submit, name="submit"),
     path("nodes/", views.nodes, name="nodes"),
 ]

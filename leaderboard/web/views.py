@@ -9,6 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from farm.result import Reason, reasons_grouped
 from farm.result import Result as ResultDocument
@@ -33,9 +34,11 @@ from leaderboard.problems.selectors import (
     problem_list,
     suite_get,
 )
+from leaderboard.runs.cancel import run_cancel as run_cancel_service
 from leaderboard.runs.models import Result, Run
 from leaderboard.runs.redaction import document_redacted, failure_detail_redacted
-from leaderboard.runs.selectors import queue_depth_by_hardware
+from leaderboard.runs.selectors import queue_depth_by_hardware, run_queue
+from leaderboard.runs.services import RunConflict
 from leaderboard.submissions.selectors import (
     source_visible,
     submission_runs,
@@ -107,8 +110,25 @@ def submission(request: HttpRequest, submission_id: int) -> HttpResponse:
             "source_error": source_error,
             "terminal": all(r.state in Run.TERMINAL for r in runs),
             "finished": sum(r.state in Run.TERMINAL for r in runs),
+            "owner": owner,
         },
     )
+
+
+@require_POST
+@login_required
+def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
+    """The run page's Cancel button: the owner (or an admin) stops an unfinished run."""
+    run = Run.objects.filter(pk=run_id).first()
+    user = request.user
+    if run is None or not (user.is_staff or user.pk == run.user_id):
+        raise Http404(f"run {run_id} does not exist or is not yours to cancel")
+    try:
+        run_cancel_service(run_id=run.pk, by=user.get_username())
+        messages.info(request, f"run {run_id} on {run.hardware_id} is cancelled")
+    except RunConflict as exc:
+        messages.warning(request, str(exc))
+    return redirect(reverse("submission", args=[run.submission_id]))
 
 
 def _run_view(run: Run, result: Result | None, owner: bool, source_shown: bool) -> dict[str, Any]:
@@ -131,6 +151,8 @@ def _run_view(run: Run, result: Result | None, owner: bool, source_shown: bool) 
         "findings": doc.findings if doc else [],
         "logs": [a.name for a in artifacts_stored(run=run)] if owner else [],
         "profiles": _launch_profiles(raw, source_shown),
+        "queue": run_queue(run),
+        "cancellable": owner and run.state not in Run.TERMINAL and not run.audit_of_id,
     }
 
 

@@ -61,3 +61,39 @@ def test_nodes_and_home_pages(clients, local_storage):
     make_node("visible-node", [HW])
     assert "visible-node" in Client().get("/nodes/").content.decode()
     assert Client().get("/").status_code == 200
+
+
+def test_run_page_shows_the_queue_and_cancels_a_run(clients, users, local_storage):
+    body = submit(clients["owner"]).json()
+    run_id = body["runs"][0]["id"]
+    browser = Client()
+    browser.force_login(users["owner"])
+    page = browser.get(f"/submissions/{body['id']}/").content.decode()
+    assert f"#1 in the {HW} queue" in page and f"no node serves {HW} right now" in page
+    assert f'action="/runs/{run_id}/cancel/"' in page
+    other = Client()
+    other.force_login(users["other"])
+    assert other.post(f"/runs/{run_id}/cancel/").status_code == 404
+    assert browser.get(f"/runs/{run_id}/cancel/").status_code == 405  # a button, not a link
+    done = browser.post(f"/runs/{run_id}/cancel/", follow=True).content.decode()
+    assert f"run {run_id} on {HW} is cancelled" in done
+    assert "CANCELLED: cancelled by owner while queued" in done and "cancel/" not in done
+    assert Run.objects.get(pk=run_id).failure_code == "CANCELLED"
+
+
+def test_the_owner_reads_why_a_submission_was_marked_hacked(clients, users, local_storage):
+    body = submit(clients["owner"], private=False).json()
+    note = "reads the reference output through gc.get_objects()"
+    r = clients["admin"].post(
+        f"/api/submissions/{body['id']}/hacked/", {"hacked": True, "note": note}, format="json"
+    )
+    assert r.status_code == 200
+    owner = Client()
+    owner.force_login(users["owner"])
+    assert note in owner.get(f"/submissions/{body['id']}/").content.decode()
+    assert clients["owner"].get(f"/api/submissions/{body['id']}/").json()["hacked_note"] == note
+    other = Client()
+    other.force_login(users["other"])
+    page = other.get(f"/submissions/{body['id']}/").content.decode()
+    assert "marked hacked" in page and note not in page
+    assert clients["other"].get(f"/api/submissions/{body['id']}/").json()["hacked_note"] is None
