@@ -4,10 +4,11 @@ Each subcommand lives in the package it belongs to, as a module with `add_argume
 `run(args) -> int`; this file only lists them. Command modules must not import torch at import
 time, so `farm --help` stays fast.
 
-Exit codes: 0 the command did its job (for `farm eval`, whatever the verdict); 1 the farm itself
-failed (a bug, a dead server); 2 wrong arguments or unusable input (the message says what to fix);
-3 a remote call was refused (auth, quota); 4 a wait timed out; `farm submit --wait` adds 5 (the
-kernel did not pass on some run) and 6 (a run was REJECTED as gaming the evaluation).
+Exit codes: 0 the command did its job; 1 the farm itself failed (a bug, a dead server) or could
+not measure a run; 2 wrong arguments or unusable input (the message says what to fix); 3 a remote
+call was refused (auth, quota); 4 a wait timed out; `farm submit --wait` adds 5 (the kernel did
+not pass on some run) and 6 (a run was REJECTED as gaming the evaluation). docs/client.md lists
+the code of every outcome.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "submit": ("farm.client.commands.submit", "submit a kernel to a farm server"),
     "status": ("farm.client.commands.status", "show a submission's runs and results"),
     "runs": ("farm.client.commands.runs", "list your recent runs"),
+    "cancel": ("farm.client.commands.cancel", "cancel runs that have not finished"),
     "board": ("farm.client.commands.board", "show a leaderboard"),
     "export": ("farm.client.commands.export", "export results as flashinfer-trace traces"),
     "agent": ("agents.cli", "run a node agent that takes jobs for this machine's devices"),

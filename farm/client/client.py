@@ -128,6 +128,13 @@ class FarmClient:
                 break
         return found[:limit]
 
+    # --- changing ---------------------------------------------------------------------------
+    def cancel(self, run_id: int) -> Run:
+        """Cancel a run that has not finished (yours, or any as an admin): it fails as
+        CANCELLED, a node running it stops. Cancelling it again is harmless; a finished run
+        raises BadRequest (409)."""
+        return Run.from_json(self.http.request("POST", f"/api/runs/{run_id}/cancel/"))
+
     def submissions(self) -> Iterator[Submission]:
         """Your submissions with their runs, newest first, every page."""
         for page in self._pages("/api/submissions/", {}):

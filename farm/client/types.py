@@ -141,11 +141,17 @@ class Run:
     audit_detail: str
     raw: dict[str, Any] = field(repr=False)
     category: str = ""  # kernel | farm once finished (docs/outcomes.md); "" before
+    # while queued (the run's own read, GET /api/runs/<id>/): 1 = the next of its class taken,
+    # and why it may wait long (no online node serves its class now)
+    queue_position: int | None = None
+    queue_warning: str | None = None
 
     @classmethod
     def from_json(cls, data: dict[str, Any], *, submission: int | None = None) -> Run:
         res = data.get("result") or None
         document = res.get("document") if isinstance(res, dict) else None
+        queue = data.get("queue")
+        queue = queue if isinstance(queue, dict) else {}
         return cls(
             id=int(data["id"]),
             submission=data.get("submission", submission),
@@ -164,6 +170,8 @@ class Run:
             audit_detail=str(data.get("audit_detail") or ""),
             raw=data,
             category=str(data.get("category") or ""),
+            queue_position=queue.get("position"),
+            queue_warning=queue.get("warning") or None,
         )
 
     @property

@@ -16,7 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from farm.client.commands.submit import show_results
-    from farm.client.commands.tables import runs_table
+    from farm.client.commands.tables import queue_lines, runs_table
 
     client = make_client(args)
     if args.run:
@@ -30,6 +30,9 @@ def run(args: argparse.Namespace) -> int:
         write_json(args.json, [r.raw for r in runs])
         if args.json == "-":
             return 0
-    console().print(runs_table(runs, title=title))
+    out = console()
+    out.print(runs_table(runs, title=title))
+    for line in queue_lines(runs):
+        out.print(line, highlight=False, markup=False)
     show_results([r for r in runs if r.finished])
     return 0

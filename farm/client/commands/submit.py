@@ -4,15 +4,18 @@ Flags stand in for, and override, `#!farm problem=... hw=... mode=...` lines at 
 file. The file is sent unchanged, in any form the harness accepts (native `kernel`, KernelBench
 `ModelNew`, GPU MODE `custom_kernel`).
 
-Exit: 0 submitted (with --wait: every run PASSED), 1 a run failed in the farm or the server is
-down, 2 bad input, 3 refused (auth, quota), 4 --wait timed out; with --wait, 5 the kernel did not
-pass on some run (INCORRECT, COMPILE_ERROR, RUNTIME_ERROR, TIMEOUT) and 6 a run was REJECTED
-(the farm believes the kernel games the evaluation). An RL loop can branch on the code alone.
+Exit: 0 submitted (with --wait: every run PASSED), 1 the server is down or (with --wait) the farm
+could not measure a run (UNSUPPORTED, INCONCLUSIVE, NODE_FAULT, failed, cancelled), 2 bad input (a
+file that does not parse as Python included), 3 refused (auth, quota), 4 --wait timed out; with
+--wait, 5 the kernel did not pass on some run (INCORRECT, COMPILE_ERROR, RUNTIME_ERROR, TIMEOUT)
+and 6 a run was REJECTED (the farm believes the kernel games the evaluation). A verdict about the
+kernel outranks a farm outcome: an RL loop can branch on the code alone (docs/client.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import time
 from pathlib import Path
 
@@ -27,6 +30,7 @@ from farm.client.commands.common import (
 from farm.errors import FarmError
 
 DEFAULT_TIMEOUT_S = 3600.0
+EXIT_FARM = 1
 EXIT_NOT_PASSED = 5
 EXIT_REJECTED = 6
 
@@ -59,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, UnicodeDecodeError) as exc:
         raise FarmError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
     fields = _fields(args, source, path.name)
+    _check_parses(source, path)
     client = make_client(args)
     submission = client.submit(source, filename=path.name, private=not args.public, **fields)
     err = console(stderr=True)
@@ -82,14 +87,32 @@ def run(args: argparse.Namespace) -> int:
 
 
 def verdict_exit_code(runs) -> int:
-    """1 when a run failed in the farm (no verdict to judge by), else 6 for any REJECTED run,
-    5 for any other verdict than PASSED, 0 when every run PASSED."""
-    if any(r.state == "failed" for r in runs):
-        return 1
-    verdicts = {r.verdict for r in runs}
-    if "REJECTED" in verdicts:
+    """The exit code of finished runs, a verdict about the kernel first: 6 when a run was
+    REJECTED, 5 when another ran and did not pass (INCORRECT, COMPILE_ERROR, RUNTIME_ERROR,
+    TIMEOUT), 1 when the farm could not measure one (UNSUPPORTED, INCONCLUSIVE, NODE_FAULT, a
+    failed or cancelled run: docs/outcomes.md), 0 when every run PASSED."""
+    about_kernel = {r.verdict for r in runs if r.is_about_kernel}
+    if "REJECTED" in about_kernel:
         return EXIT_REJECTED
-    return EXIT_NOT_PASSED if verdicts - {"PASSED"} else 0
+    if about_kernel - {"PASSED"}:
+        return EXIT_NOT_PASSED
+    return EXIT_FARM if any(not r.is_about_kernel for r in runs) else 0
+
+
+def _check_parses(source: str, path: Path) -> None:
+    """Refuse, before the upload, a file that does not parse as Python (the server would refuse
+    it too): the message points at the line."""
+    try:
+        ast.parse(source, filename=str(path))
+    except SyntaxError as exc:
+        where = f"{path}:{exc.lineno}" + (f":{exc.offset}" if exc.offset else "")
+        line = (exc.text or "").rstrip()
+        raise FarmError(
+            f"{where}: {exc.msg}" + (f"\n    {line}" if line else ""),
+            hint="fix the file (`python -m py_compile FILE` shows the same error) and submit again",
+        ) from None
+    except (RecursionError, MemoryError):
+        pass  # the server says what is wrong with it
 
 
 def _fields(args: argparse.Namespace, source: str, filename: str) -> dict:

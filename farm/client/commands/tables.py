@@ -8,7 +8,7 @@ from rich.table import Table
 
 from farm.client.commands.common import fmt_ms, fmt_score
 from farm.client.types import Run
-from farm.result import reason_line, reasons_grouped
+from farm.result import reasons_grouped
 
 VERDICT_STYLE = {"PASSED": "green", "INCORRECT": "red", "REJECTED": "bold red"}
 
@@ -64,11 +64,28 @@ def run_footer(run: Run) -> list[str]:
     reasons = list(run.result.reasons) if run.result else []
     reasons += run.server_reasons
     triples = [(r.code, r.detail, r.workload) for r in reasons]
-    lines += [reason_line(*grouped, limit=4000) for grouped in reasons_grouped(triples)]
+    lines += [_reason(*grouped) for grouped in reasons_grouped(triples)]
     if run.failure_code or run.failure_detail:
         lines.append(
             f"  farm failure {run.failure_code or ''}: {run.failure_detail or ''}".rstrip()
         )
     if run.audit:
         lines.append(f"  audit {run.audit}: {run.audit_detail}".rstrip())
+    return lines
+
+
+def _reason(code: str, detail: str, workloads: list[str]) -> str:
+    """`CODE [w1, w2]: detail`, the detail whole: the console wraps it, nothing is cut."""
+    where = f" [{', '.join(workloads)}]" if workloads else ""
+    return f"  {code}{where}: {detail.rstrip()}"
+
+
+def queue_lines(runs: Sequence[Run]) -> list[str]:
+    """Where each queued run stands, and why it may wait long (no node serves its class)."""
+    lines = []
+    for r in runs:
+        if r.state == "queued" and r.queue_position is not None:
+            lines.append(f"run {r.id}: #{r.queue_position} in the {r.hardware} queue")
+        if r.state == "queued" and r.queue_warning:
+            lines.append(f"  warning: {r.queue_warning}")
     return lines
