@@ -1,10 +1,12 @@
 """Speed-of-light (SOL) bounds: the fastest any kernel could run a workload on a hardware class.
 
-T_SOL = max(FLOPs / peak[dtype, unit], compulsory bytes / bandwidth), with FLOPs and bytes from
-the problem's formulas and the peak and bandwidth from `farm.hardware.specs`. It is a roofline
-bound: no kernel that does the problem's work and moves its compulsory bytes through device
-memory can be faster, so a measured time below it (times a small slack, `farm.scoring`) is
-impossible. See docs/hardware.md.
+T_SOL = max(FLOPs / peak[dtype, unit], compulsory bytes / bandwidth) + launch floor, with FLOPs
+and bytes from the problem's formulas and the peak, bandwidth and launch floor from
+`farm.hardware.specs`. It is a roofline bound: no kernel that does the problem's work and moves
+its compulsory bytes through device memory can be faster, so a measured time below it (times a
+small slack, `farm.scoring`) is impossible. The launch floor is 0 on GPUs; on npu-sim it is what
+the cost model charges the least kernel (one launch of one program), so the bound and the
+simulated times count the same things. See docs/hardware.md.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ class SolBound:
     """The SOL bound of one workload on one hardware class.
 
     Times in ms; `flops` in FLOP, `bytes` in bytes, `peak_flops` in FLOP/s, `bandwidth` in
-    bytes/s. `bound` names the term that sets `time_ms`.
+    bytes/s. time_ms = max(compute_ms, memory_ms) + overhead_ms (the class's launch floor);
+    `bound` names the largest of the three terms.
     """
 
     time_ms: float
@@ -43,9 +46,10 @@ class SolBound:
     memory_ms: float
     flops: float
     bytes: float
-    bound: Literal["compute", "memory"]
+    bound: Literal["compute", "memory", "overhead"]
     peak_flops: float
     bandwidth: float
+    overhead_ms: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -101,7 +105,7 @@ def sol_bound(problem: Problem, workload: Workload, spec: HardwareSpec) -> SolBo
         raise UnsupportedWorkload(str(exc)) from exc
     flops = float(problem.flop_count(workload))
     nbytes = float(problem.compulsory_bytes(workload))
-    return bound_from_counts(flops, nbytes, peak, spec.memory_bandwidth)
+    return bound_from_counts(flops, nbytes, peak, spec.memory_bandwidth, spec.launch_floor_s)
 
 
 def floor_ms(problem: Problem, workload: Workload, spec: HardwareSpec) -> float:
@@ -116,24 +120,34 @@ def floor_ms(problem: Problem, workload: Workload, spec: HardwareSpec) -> float:
     b = sol_bound(problem, workload, spec)
     out_bytes = sum(s.nbytes(workload.axes, workload.dtype) for s in problem.outputs)
     held = min(out_bytes, spec.llc_bytes, b.bytes)
-    return max(b.compute_ms, (b.bytes - held) / b.bandwidth * 1e3)
+    return max(b.compute_ms, (b.bytes - held) / b.bandwidth * 1e3) + b.overhead_ms
 
 
-def bound_from_counts(flops: float, nbytes: float, peak: float, bandwidth: float) -> SolBound:
-    """The roofline bound of `flops` FLOP and `nbytes` bytes at `peak` FLOP/s, `bandwidth` B/s."""
+def bound_from_counts(
+    flops: float, nbytes: float, peak: float, bandwidth: float, launch_floor_s: float = 0.0
+) -> SolBound:
+    """The roofline bound of `flops` FLOP and `nbytes` bytes at `peak` FLOP/s, `bandwidth` B/s,
+    plus `launch_floor_s` seconds that any kernel takes (HardwareSpec.launch_floor_s)."""
     if not (math.isfinite(flops) and math.isfinite(nbytes)) or flops < 0 or nbytes < 0:
         raise ValueError(f"FLOPs and bytes must be finite and >= 0, got {flops}, {nbytes}")
     compute_ms = flops / peak * 1e3
     memory_ms = nbytes / bandwidth * 1e3
+    overhead_ms = launch_floor_s * 1e3
+    bound: Literal["compute", "memory", "overhead"] = (
+        "compute" if compute_ms > memory_ms else "memory"
+    )
+    if overhead_ms > max(compute_ms, memory_ms):
+        bound = "overhead"
     return SolBound(
-        time_ms=max(compute_ms, memory_ms),
+        time_ms=max(compute_ms, memory_ms) + overhead_ms,
         compute_ms=compute_ms,
         memory_ms=memory_ms,
         flops=flops,
         bytes=nbytes,
-        bound="compute" if compute_ms > memory_ms else "memory",
+        bound=bound,
         peak_flops=peak,
         bandwidth=bandwidth,
+        overhead_ms=overhead_ms,
     )
 
 
@@ -171,4 +185,5 @@ def _row(problem: Problem, workload: Workload, spec: HardwareSpec) -> dict[str, 
         "sol_ms": b.time_ms,
         "compute_ms": b.compute_ms,
         "memory_ms": b.memory_ms,
+        "overhead_ms": b.overhead_ms,
     }

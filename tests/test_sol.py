@@ -210,3 +210,24 @@ def test_every_core_v1_workload_has_a_finite_positive_bound():
             where = f"{row['problem']}/{row['workload']} on {spec.name}"
             assert math.isfinite(row["sol_ms"]) and row["sol_ms"] > 0, where
             assert row["flops"] >= 0 and row["bytes"] > 0, where
+
+
+def test_npu_sim_bound_includes_the_launch_its_cost_model_charges_and_gpus_do_not():
+    from farm.hardware.npu_sim.spec import NPU_SIM_V1
+
+    w = Workload("w", {"N": 4096}, "float32")
+    problem = make_problem(
+        "scale",
+        flops="N",
+        unit="vector",
+        inputs=(TensorSpec("x", ("N",)),),
+        outputs=(TensorSpec("out", ("N",)),),
+        workloads=(w,),
+    )
+    npu = sol_bound(problem, w, get_spec("npu-sim-v1"))
+    launch_ms = (NPU_SIM_V1.launch_overhead_s + NPU_SIM_V1.program_overhead_s) * 1e3
+    assert npu.overhead_ms == pytest.approx(launch_ms)
+    assert npu.time_ms == pytest.approx(npu.memory_ms + launch_ms)
+    assert npu.bound == "overhead"  # 32 KiB moves in 20 ns; a launch costs 8.5 us
+    gpu = sol_bound(problem, w, get_spec("nvidia-h100"))
+    assert gpu.overhead_ms == 0.0 and gpu.time_ms == gpu.memory_ms and gpu.bound == "memory"

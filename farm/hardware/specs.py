@@ -66,6 +66,11 @@ class HardwareSpec:
     max_clock_mhz: float
     features: frozenset[str] = field(default_factory=frozenset)
     sources: tuple[str, ...] = ()
+    # The least time (s) any kernel takes on this class, however little it does: what npu-sim's
+    # cost model charges every launch (its overhead and one program instance's), so its SOL bound
+    # includes it (farm.sol). 0 on GPUs: their launch latency varies with the host and is not
+    # the kernel's (events time the kernel from its start on the device).
+    launch_floor_s: float = 0.0
 
     def peak(self, dtype: str, unit: str) -> float:
         """Peak FLOP/s of `dtype` on `unit` ("vector" or "tensor"), with these fallbacks.
@@ -330,6 +335,7 @@ def _npu_sim_spec(sim: NpuSimSpec) -> HardwareSpec:
         max_clock_mhz=sim.clock_hz / 1e6,
         features=frozenset({"bf16", "int8"}),  # no fp8, no tf32
         sources=("farm/hardware/npu_sim/spec.py (pinned)",),
+        launch_floor_s=sim.launch_overhead_s + sim.program_overhead_s,
     )
 
 

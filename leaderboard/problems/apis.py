@@ -21,7 +21,7 @@ class ProblemOutput(serializers.ModelSerializer):
     suite_hash = serializers.CharField(source="suite.hash")
     sol = serializers.JSONField(
         source="sol_table",
-        help_text="hardware -> [{workload, time_ms, compute_ms, memory_ms, bound}]",
+        help_text="hardware -> [{workload, time_ms, compute_ms, memory_ms, overhead_ms, bound}]",
     )
 
     class Meta:

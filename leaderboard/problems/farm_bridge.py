@@ -112,6 +112,7 @@ def sol_ms(problem: Problem, workload: Workload, hardware: str) -> dict[str, Any
         "time_ms": bound.time_ms,
         "compute_ms": bound.compute_ms,
         "memory_ms": bound.memory_ms,
+        "overhead_ms": bound.overhead_ms,
         "bound": bound.bound,
     }
 

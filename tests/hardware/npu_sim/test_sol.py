@@ -50,7 +50,8 @@ def test_reference_and_kernels_at_or_above_workload_sol(problem, workload):
     ref = _reference(problem)
     gen = torch.Generator().manual_seed(1)
     inputs = ref.make_inputs(workload.axes, getattr(torch, workload.dtype), "cpu", gen)
-    sol_ms = sol_bound(problem, workload, get_spec("npu-sim-v1")).time_ms
+    # the bound charges one launch, so a one-launch kernel can meet it: equal up to rounding
+    sol_ms = sol_bound(problem, workload, get_spec("npu-sim-v1")).time_ms * (1 - 1e-12)
     candidates = [ref.reference] + ([_KERNELS[problem.name]] if problem.name in _KERNELS else [])
     for fn in candidates:
         report = npu_sim.measure(fn, inputs, floor_ms=sol_ms)
@@ -86,3 +87,16 @@ def test_floor_violation_is_an_integrity_failure():
     x, y = torch.randn(256), torch.randn(256)
     with pytest.raises(npu_sim.SimIntegrityError, match="below_floor"):
         npu_sim.measure(lambda a, b: a + b, (x, y), floor_ms=1.0)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_launch_time_never_below_the_bound_with_its_launch_floor(seed):
+    """The class's SOL bound adds launch_floor_s (one launch of one program) to the roofline:
+    no launch the model costs is faster than that."""
+    params = CostParams.from_spec(NPU_SIM_V1)
+    rng = random.Random(seed)
+    programs = [_random_program(rng) for _ in range(rng.randrange(1, 200))]
+    work = merge_work(w for p in programs for w in p.work)
+    nbytes = sum(p.read_bytes + p.write_bytes for p in programs)
+    floor = sol_floor_s(work, nbytes, params) + get_spec("npu-sim-v1").launch_floor_s
+    assert launch_s(programs, params) >= floor * (1 - 1e-12)
