@@ -3,7 +3,9 @@
 x: arithmetic intensity (FLOP per compulsory byte), y: achieved FLOP/s, both log scale with a
 labelled grid line at every decade. The roof
 is min(peak FLOP/s, bandwidth x intensity) of the hardware class; each point is one workload of
-one board entry (FLOPs / measured time).
+one board entry (FLOPs / measured time). Each workload shown is a labelled dashed line at its
+intensity; the points of the first LABELLED_ENTRIES entries carry their rank beside them; every
+point names its entry, workload and figures on hover.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from leaderboard.problems import farm_bridge
 
 W, H, PAD = 640, 360, 56
+LABELLED_ENTRIES = 5
 
 
 @dataclass
@@ -23,6 +26,7 @@ class Point:
     label: str
     intensity: float
     flops_per_s: float
+    tag: str = ""  # the visible label beside the point ("" for none)
 
 
 def roof(hardware: str, dtype: str, unit: str) -> tuple[float, float] | None:
@@ -36,26 +40,30 @@ def roof(hardware: str, dtype: str, unit: str) -> tuple[float, float] | None:
         return None
 
 
-def board_points(problem: Any, entries: list[Any]) -> list[Point]:
+def board_points(
+    problem: Any, entries: list[Any], workloads: list[str] | None = None
+) -> list[Point]:
+    """One point per workload of each ranked entry (only `workloads`, when given: the page's
+    sizes); the first LABELLED_ENTRIES entries' points are tagged with their rank ("#1"): the
+    workload is the labelled line the point stands on (roofline_svg's `workloads`)."""
     shapes = {w["id"]: w for w in problem.workloads}
     points = []
-    for ranked in entries:
+    for i, ranked in enumerate(entries):
         e = ranked.entry
         for wid, (low, high) in e.intervals.items():
             w = shapes.get(wid)
-            t_ms = (low + high) / 2
-            if w and w["bytes"] and w["flops"] and t_ms > 0:
-                points.append(
-                    Point(
-                        f"{e.user.username} {wid}",
-                        w["flops"] / w["bytes"],
-                        w["flops"] / (t_ms / 1e3),
-                    )
-                )
+            t_ms = ((e.workloads or {}).get(wid) or {}).get("time_ms") or (low + high) / 2
+            if w and w["bytes"] and w["flops"] and t_ms > 0 and wid in (workloads or [wid]):
+                tag = f"#{ranked.rank}" if i < LABELLED_ENTRIES else ""
+                label = f"#{ranked.rank} {e.user.username} {wid}"
+                points.append(Point(label, w["flops"] / w["bytes"], w["flops"] / (t_ms / 1e3), tag))
     return points
 
 
-def roofline_svg(*, hardware: str, problem: Any, points: list[Point]) -> str:
+def roofline_svg(
+    *, hardware: str, problem: Any, points: list[Point], workloads: list[str] | None = None
+) -> str:
+    """The chart; each of `workloads` (ids) is marked by a labelled line at its intensity."""
     dtype = problem.workloads[0]["dtype"] if problem.workloads else "float32"
     found = roof(hardware, dtype, problem.compute_unit)
     if found is None:
@@ -94,13 +102,17 @@ def roofline_svg(*, hardware: str, problem: Any, points: list[Point]) -> str:
         f'<rect x="{PAD}" y="{PAD}" width="{W - 2 * PAD}" height="{H - 2 * PAD}" class="frame"/>',
         *_ticks(x_lo, x_hi, sx, sy, y_lo, y_hi),
         f'<path d="{roof_path}" class="roof"/>',
+        *_workload_marks(problem, workloads or [], sx),
     ]
     for p in points:
         tip = f"{p.flops_per_s / 1e12:.3g} TFLOP/s at {p.intensity:.3g} FLOP/B"
+        x, y = sx(p.intensity), sy(p.flops_per_s)
         parts.append(
-            f'<circle cx="{sx(p.intensity):.1f}" cy="{sy(p.flops_per_s):.1f}" r="4" class="pt">'
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" class="pt">'
             f"<title>{_esc(p.label)}: {tip}</title></circle>"
         )
+        if p.tag:
+            parts.append(_text(x + 6, y - 6, p.tag, cls="pt-label"))
     parts += [
         _text(W / 2, H - 12, "arithmetic intensity (FLOP/byte, log)", anchor="middle"),
         _text(14, H / 2, "achieved FLOP/s (log)", anchor="middle", rotate=True),
@@ -109,6 +121,19 @@ def roofline_svg(*, hardware: str, problem: Any, points: list[Point]) -> str:
         "</svg>",
     ]
     return "".join(parts)
+
+
+def _workload_marks(problem: Any, ids: list[str], sx: Any) -> list[str]:
+    """A dashed line at each named workload's intensity, labelled with its id along the line."""
+    parts = []
+    for w in problem.workloads:
+        if w["id"] in ids and w["bytes"] and w["flops"]:
+            x = sx(w["flops"] / w["bytes"])
+            parts.append(
+                f'<line x1="{x:.1f}" y1="{PAD}" x2="{x:.1f}" y2="{H - PAD}" class="workload"/>'
+            )
+            parts.append(_text(x - 3, PAD + 4, w["id"], anchor="end", rotate=True, cls="wl"))
+    return parts
 
 
 def decades(lo: float, hi: float) -> list[float]:

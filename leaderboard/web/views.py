@@ -48,6 +48,7 @@ from leaderboard.submissions.selectors import (
 )
 from leaderboard.submissions.services import QuotaExceeded, submissions_create
 from leaderboard.submissions.validation import SubmissionInvalid, source_decode, submission_check
+from leaderboard.web.boardpage import board_page
 from leaderboard.web.charts import board_points, roofline_svg
 from leaderboard.web.forms import SubmitForm
 
@@ -66,19 +67,14 @@ def board(request: HttpRequest, suite: str, problem: str, hardware: str) -> Http
     except NotFound as exc:
         raise Http404(str(exc)) from None
     ranked = board_ranking(board=found) if found else []
-    chart = roofline_svg(hardware=hardware, problem=p, points=board_points(p, ranked))
+    page = board_page(problem=p, hardware=hardware, ranked=ranked)
+    shown = [c.id for c in page["columns"]]
+    points = board_points(p, ranked, shown)
+    chart = roofline_svg(hardware=hardware, problem=p, points=points, workloads=shown)
     return render(
         request,
         "web/board.html",
-        {
-            "suite": s,
-            "problem": p,
-            "hardware": hardware,
-            "board": found,
-            "ranked": ranked,
-            "chart": chart,
-            "sol_rows": p.sol_table.get(hardware, []),
-        },
+        {"suite": s, "problem": p, "hardware": hardware, "board": found, "chart": chart, **page},
     )
 
 

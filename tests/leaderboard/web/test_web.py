@@ -97,3 +97,61 @@ def test_the_owner_reads_why_a_submission_was_marked_hacked(clients, users, loca
     page = other.get(f"/submissions/{body['id']}/").content.decode()
     assert "marked hacked" in page and note not in page
     assert clients["other"].get(f"/api/submissions/{body['id']}/").json()["hacked_note"] is None
+
+
+def _board_page(hardware, node, entries, **doc):
+    """Scored public entries (client, score, time_ms) on `hardware`; the rendered board page."""
+    auditor = make_node(f"{node}-audit", [hardware])
+    worker = make_node(node, [hardware])
+    for client, score, time_ms in entries:
+        body = submit(client, private=False, hardware=[hardware]).json()
+        run = Run.objects.get(pk=body["runs"][0]["id"])
+        finish(worker, run, auditor=auditor, score=score, time_ms=time_ms, **doc)
+    return Client().get(f"/boards/{SUITE}/vector_add/{hardware}/").content.decode()
+
+
+def _table(page, table_id):
+    start = page.index(f'<table id="{table_id}"')
+    return page[start : page.index("</table>", start)]
+
+
+def test_board_page_shows_the_scored_workloads_everywhere(clients, users, local_storage):
+    page = _board_page(
+        HW,
+        "sim",
+        [(clients["owner"], 0.8, 2.0), (clients["other"], 0.5, 4.0)],
+        workloads=("small",),  # a node that keeps simulated boards to the small workloads
+    )
+    board, sol = _table(page, "board"), _table(page, "sol")
+    assert "small" in board and "N=4096 float32" in board  # the per-workload column
+    assert ">big<" not in board and ">big<" not in sol  # the unscored size is on no table
+    assert "<td>small</td>" in sol and "N=4096 float32" in sol
+    assert 'id="eager-row"' in board and "4<small>" in board  # eager 2 x 2.0 ms of the first
+    assert "of SOL</small>" in board
+    assert "Launch (ms)" in sol and "8.5 µs" in page  # npu-sim's bound includes the launch
+    assert "deterministic" in page and "pays one copy of its inputs" in page
+    assert 'class="workload"' in page and ">small</text>" in page  # the roofline's workload line
+    assert ">#1</text>" in page and ">#2</text>" in page  # ranked points carry their rank
+
+
+def test_gpu_board_page_says_ties_come_from_intervals(clients, users, local_storage):
+    page = _board_page(GPU, "gpu", [(clients["owner"], 0.8, 2.0)])
+    assert "95 % time intervals overlap" in page and "timed like a submission" in page
+    assert "Launch (ms)" not in page
+    assert ">big<" in _table(page, "sol") and ">small<" in _table(page, "sol")
+
+
+def test_board_page_flags_a_copy_of_a_public_kernel(clients, users, local_storage):
+    from leaderboard.boards.models import Board
+    from leaderboard.boards.services import board_update
+    from tests.leaderboard.boards.test_likeness import RETYPED, TILED
+
+    worker, auditor = make_node("w", [GPU]), make_node("w2", [GPU])
+    for client, source, score in ((clients["owner"], TILED, 0.6), (clients["other"], RETYPED, 0.7)):
+        body = submit(client, private=False, hardware=[GPU], source=source).json()
+        finish(worker, Run.objects.get(pk=body["runs"][0]["id"]), auditor=auditor, score=score)
+        board_update(board=Board.objects.get(hardware_id=GPU), sources_public=True)
+    page = Client().get(f"/boards/{SUITE}/vector_add/{GPU}/").content.decode()
+    original = Submission.objects.get(user=users["owner"]).pk
+    assert f"≈ copy of #{original} (owner)" in page
+    assert page.count("≈ copy of") == 1
