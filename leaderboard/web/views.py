@@ -16,6 +16,7 @@ from farm.result import Result as ResultDocument
 from leaderboard.artifacts.selectors import artifacts_stored
 from leaderboard.artifacts.services import source_text
 from leaderboard.artifacts.store import ArtifactStoreError
+from leaderboard.boards.models import BoardEntry
 from leaderboard.boards.selectors import board_find, board_leaders, board_list, board_ranking
 from leaderboard.nodes.selectors import (
     hardware_online,
@@ -273,10 +274,23 @@ def _hardware_rows(p: Problem) -> list[dict[str, Any]]:
     """One row per hardware class: its best entry (or none yet) and whether a node serves it."""
     leaders, online = board_leaders(problem_id=p.pk), hardware_online()
     return [
-        {"name": hw.name, "best": leaders.get(hw.name), "nodes": online.get(hw.name, 0)}
+        {
+            "name": hw.name,
+            "best": leaders.get(hw.name),
+            "scored_on": _scored_on(p, leaders.get(hw.name)),
+            "nodes": online.get(hw.name, 0),
+        }
         for hw in hardware_list()
         if hw.name in p.sol_table or hw.name in leaders
     ]
+
+
+def _scored_on(p: Problem, entry: BoardEntry | None) -> str:
+    """The workloads an entry's geo-mean time is over: "all", or their ids when a subset."""
+    if entry is None:
+        return ""
+    ids = [w["id"] for w in p.workloads if w["id"] in (entry.workloads or entry.intervals)]
+    return "all" if len(ids) == len(p.workloads) else ", ".join(ids)
 
 
 def _sol_matrix(p: Problem) -> dict[str, Any]:

@@ -28,6 +28,14 @@ def test_problem_pages_show_spec_starters_and_the_best_per_hardware(clients, loc
     page = Client().get(url).content.decode()
     across = page[page.index('id="across"') : page.index('id="sol"')]
     assert "owner" in across and "0.6250" in across
+    assert "<td>all</td>" in across  # the geo-mean is over every workload
+    body = submit(clients["other"], private=False, hardware=[HW]).json()
+    run = Run.objects.get(pk=body["runs"][0]["id"])
+    sim, sim_auditor = make_node("s", [HW]), make_node("s2", [HW])
+    finish(sim, run, auditor=sim_auditor, score=0.7, time_ms=1.0, workloads=("small",))
+    page = Client().get(url).content.decode()
+    across = page[page.index('id="across"') : page.index('id="sol"')]
+    assert "<td>small</td>" in across  # a board kept to the small workloads says so
     missing = Client().get(f"/problems/{SUITE}/vector_ad/")
     assert missing.status_code == 404
 
