@@ -42,6 +42,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "status": ("farm.client.commands.status", "show a submission's runs and results"),
     "runs": ("farm.client.commands.runs", "list your recent runs"),
     "cancel": ("farm.client.commands.cancel", "cancel runs that have not finished"),
+    "rejudge": (
+        "farm.client.commands.rejudge",
+        "operators: run a board's entries again, report what changed, then apply it",
+    ),
     "board": ("farm.client.commands.board", "show a leaderboard"),
     "export": ("farm.client.commands.export", "export results as flashinfer-trace traces"),
     "agent": ("agents.cli", "run a node agent that takes jobs for this machine's devices"),

@@ -135,6 +135,13 @@ class FarmClient:
         raises BadRequest (409)."""
         return Run.from_json(self.http.request("POST", f"/api/runs/{run_id}/cancel/"))
 
+    def mark_hacked(self, submission_id: int, *, note: str, hacked: bool = True) -> Submission:
+        """Admins: take a submission off every board (runs and results are kept; its owner
+        reads `note`), or put it back with `hacked=False`."""
+        body = {"hacked": hacked, "note": note}
+        reply = self.http.request("POST", f"/api/submissions/{submission_id}/hacked/", json=body)
+        return Submission.from_json(reply)
+
     def submissions(self) -> Iterator[Submission]:
         """Your submissions with their runs, newest first, every page."""
         for page in self._pages("/api/submissions/", {}):

@@ -114,3 +114,13 @@ def test_status_shows_where_a_queued_run_stands(server, capsys):
     assert main(["status", "11", "--run"]) == 0
     out = capsys.readouterr().out.replace("\n", " ")
     assert "run 11: #3 in the npu-sim-v1 queue" in out and f"warning: {warning}" in out
+
+
+def test_status_tells_the_owner_why_a_submission_left_the_boards(server, capsys):
+    note = "reads the reference output through gc.get_objects()"
+    marked = {**submission_json(runs=[(11, "done")]), "hacked": True, "hacked_note": note}
+    server.reply("GET", "/api/submissions/7/", 200, marked)
+    server.reply("GET", "/api/runs/11/", 200, run_json(11))
+    assert main(["status", "7"]) == 0
+    err = " ".join(capsys.readouterr().err.split())  # the console wraps it
+    assert f"taken off the boards by an operator: {note}" in err

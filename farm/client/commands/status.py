@@ -26,6 +26,9 @@ def run(args: argparse.Namespace) -> int:
         submission = client.submission(args.id)
         runs = [client.run(r.id) for r in submission.runs]
         title = f"submission {submission.id} ({submission.state})"
+        if submission.raw.get("hacked"):
+            note = submission.raw.get("hacked_note") or "no reason given"
+            console(stderr=True).print(f"taken off the boards by an operator: {note}", markup=False)
     if args.json:
         write_json(args.json, [r.raw for r in runs])
         if args.json == "-":
