@@ -197,7 +197,7 @@ def test_audit_off_and_skipped_classes_show_at_once(clients, local_storage, sett
     settings.FARM_AUDIT_SKIP_HARDWARE = [HW]
     assert scored(clients["owner"], node, score=0.8).audit == ""
     settings.FARM_AUDIT_SKIP_HARDWARE, settings.FARM_AUDIT = [], False
-    assert scored(clients["other"], node, score=0.9).audit == ""
+    assert scored(clients["other"], node, score=0.9, time_ms=2.0).audit == ""
     assert board(clients["owner"]) == [("other", 0.9), ("owner", 0.8)]
     assert not Run.objects.exclude(audit_of=None).exists()
 
