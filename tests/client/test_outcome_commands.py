@@ -124,3 +124,12 @@ def test_status_tells_the_owner_why_a_submission_left_the_boards(server, capsys)
     assert main(["status", "7"]) == 0
     err = " ".join(capsys.readouterr().err.split())  # the console wraps it
     assert f"taken off the boards by an operator: {note}" in err
+
+
+def test_a_narrow_terminal_folds_names_never_cuts_them(server, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "60")
+    run = run_json(11, verdict="RUNTIME_ERROR", hardware="npu-sim-v1-with-a-long-name")
+    server.reply("GET", "/api/runs/", 200, {"results": [run], "next": None})
+    assert main(["runs"]) == 0
+    out = capsys.readouterr().out
+    assert "…" not in out and "RUNTI" in out and "ME_ER" in out  # folded over two lines

@@ -16,8 +16,8 @@ VERDICT_STYLE = {"PASSED": "green", "INCORRECT": "red", "REJECTED": "bold red"}
 def runs_table(runs: Sequence[Run], title: str | None = None) -> Table:
     table = Table(title=title)
     for col in ("run", "submission", "problem", "hardware", "mode", "state", "verdict"):
-        table.add_column(col)
-    table.add_column("SOL score", justify="right")
+        table.add_column(col, overflow="fold")  # a narrow terminal folds a name, never cuts it
+    table.add_column("SOL score", justify="right", overflow="fold")
     for r in runs:
         verdict = r.verdict or "-"
         style = VERDICT_STYLE.get(verdict, "yellow" if r.verdict else "")
@@ -39,9 +39,9 @@ def result_table(run: Run) -> Table:
     verdict = run.verdict or run.state
     table = Table(title=f"run {run.id}: {run.problem} on {run.hardware} ({run.mode}) - {verdict}")
     for col in ("workload", "status"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     for col in ("time", "eager", "SOL", "SOL score", "x eager"):
-        table.add_column(col, justify="right")
+        table.add_column(col, justify="right", overflow="fold")
     if run.result is None:
         return table
     for w in run.result.workloads:
