@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 
 from farm.hardware import kinds
 from farm.scoring import times_tie
-from leaderboard.boards.likeness import COPY_LIKENESS, likeness
+from leaderboard.boards.likeness import COPY_LIKENESS, likeness, likeness_at_most
 from leaderboard.boards.models import Board, BoardEntry
 from leaderboard.compiled import CompiledValues
 from leaderboard.problems import farm_bridge
@@ -148,24 +148,25 @@ def _flag_copies(board: Board, ranked: list[RankedEntry]) -> None:
     user; the earliest such entry is named."""
     public = (
         BoardEntry.objects.filter(board__problem_id=board.problem_id, board__sources_public=True)
-        .exclude(fingerprint=[])
         .select_related("user", "submission")
         .order_by("submission__created_at", "submission_id")
     )
-    earliest: dict[int, BoardEntry] = {}  # one row per submission (it may be on several boards)
-    for e in public:
-        earliest.setdefault(e.submission_id, e)
+    earliest: dict[int, tuple[BoardEntry, frozenset[int]]] = {}  # a submission may be on
+    for e in public:  # several boards; [] while storage could not deliver the source
+        if e.fingerprint and e.submission_id not in earliest:
+            earliest[e.submission_id] = (e, frozenset(e.fingerprint))
     for r in ranked:
         r.copy_of = _copy_of(r.entry, list(earliest.values()))
 
 
-def _copy_of(entry: BoardEntry, public: list[BoardEntry]) -> CopyFlag | None:
-    for other in public:
+def _copy_of(entry: BoardEntry, public: list[tuple[BoardEntry, frozenset[int]]]) -> CopyFlag | None:
+    mine = frozenset(entry.fingerprint)
+    for other, theirs in public:
         if other.submission.created_at >= entry.submission.created_at:
             return None
-        if other.user_id == entry.user_id:
+        if other.user_id == entry.user_id or likeness_at_most(mine, theirs) < COPY_LIKENESS:
             continue
-        alike = likeness(entry.fingerprint, other.fingerprint)
+        alike = likeness(mine, theirs)
         if alike >= COPY_LIKENESS:
             return CopyFlag(other.submission_id, other.user.username, round(alike, 3))
     return None

@@ -3,7 +3,13 @@ measures under COPY_LIKENESS."""
 
 from __future__ import annotations
 
-from leaderboard.boards.likeness import COPY_LIKENESS, SKETCH, fingerprint, likeness
+from leaderboard.boards.likeness import (
+    COPY_LIKENESS,
+    SKETCH,
+    fingerprint,
+    likeness,
+    likeness_at_most,
+)
 
 TILED = """
 import torch
@@ -97,3 +103,15 @@ def test_long_sources_keep_a_bounded_sketch_and_estimate_their_likeness():
 def test_a_source_that_does_not_tokenize_has_no_fingerprint():
     assert fingerprint("def kernel(:\n  '''unterminated") == []
     assert likeness([], fingerprint(TILED)) == 0.0
+
+
+def test_the_cheap_bound_is_never_below_the_likeness():
+    import random
+
+    rng = random.Random(3)
+    for _ in range(200):
+        base = rng.sample(range(10_000), rng.randrange(1, 600))
+        other = base[: rng.randrange(0, len(base) + 1)] + rng.sample(range(10_000), 50)
+        a, b = sorted(set(base))[:SKETCH], sorted(set(other))[:SKETCH]
+        fa, fb = frozenset(a), frozenset(b)
+        assert likeness_at_most(fa, fb) >= likeness(a, b) - 1e-12
