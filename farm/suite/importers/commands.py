@@ -42,7 +42,7 @@ def run_import(args: argparse.Namespace) -> int:
             raise FarmError(
                 f"nothing imported from {root}: every problem imports `{module}`, "
                 "which is not installed",
-                hint=f"install {module} (and the weights its models load), then import again",
+                hint=f"install {module}, then import again",
             ) from None
         raise
     skipped += not_loaded

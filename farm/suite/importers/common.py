@@ -15,19 +15,20 @@ import logging
 import math
 import re
 import shutil
-import signal
 import tempfile
-import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from farm.errors import SuiteError
 from farm.suite.model import LOW_PRECISION_FLOATS
+
+if TYPE_CHECKING:
+    from farm.suite.importers.isolation import Limits
 
 SMALL_ELEMENTS = 64 * 1024
 SMALL_FOOTPRINT = 4 * 1024 * 1024  # elements: 16 MiB of float32 weights + largest activation
@@ -70,6 +71,7 @@ class WorkloadDraft:
     axes: dict[str, int]
     small: bool = False
     source: str | None = None
+    scaled_from: str | None = None  # the workload this is a copy of, scaled down to fit
 
 
 @dataclass
@@ -123,6 +125,8 @@ def _workload_yaml(w: WorkloadDraft, dtype: str) -> dict[str, Any]:
         out["source"] = w.source
     if w.small:
         out["small"] = True
+    if w.scaled_from:
+        out["scaled_from"] = w.scaled_from
     return out
 
 
@@ -291,37 +295,30 @@ def axis_name(raw: str, taken: set[str]) -> str:
     return name
 
 
-# How long converting one source problem may take (s): probing runs the source's own Python
-# (constructors, input generators) under FakeTensorMode; a problem that takes longer is skipped
-# and named rather than holding up the whole import.
-PROBLEM_SECONDS = 120.0
-
-
-class ConversionTimeout(Exception):
-    """Converting one problem took longer than PROBLEM_SECONDS."""
-
-
 def draft_all(
     paths: Iterable[Path],
     root: Path,
     draft: Callable[[Path, Path], ProblemDraft],
     *,
     empty: SuiteError,
-    seconds: float = PROBLEM_SECONDS,
+    limits: Limits | None = None,
 ) -> tuple[list[ProblemDraft], list[str]]:
-    """Convert every source problem; one that cannot be converted (whatever it raises, or when
-    it runs past `seconds`) is named with its reason, never fatal.
+    """Convert every source problem, each in a child process (isolation.py: its limits and why);
+    one that cannot be converted (whatever it raises, a native abort, or running past its
+    limits) is named with its reason, never fatal. `draft` must be a module-level function.
 
     Raises `empty` when `root` held nothing to convert at all.
     """
+    from farm.suite.importers import isolation
+
     drafts, skipped = [], []
-    with quiet_torch():
+    with isolation.Converter(draft, root, limits or isolation.Limits()) as converter:
         for path in paths:
-            try:
-                with time_limit(seconds):
-                    drafts.append(draft(path, root))
-            except Exception as exc:  # the source's own code may raise anything
-                skipped.append(f"{path.relative_to(root)}: {reason_of(exc)}")
+            result = converter.convert(path)
+            if isinstance(result, str):
+                skipped.append(f"{path.relative_to(root)}: {result}")
+            else:
+                drafts.append(result)
     if not drafts and not skipped:
         raise empty
     return drafts, skipped
@@ -329,30 +326,10 @@ def draft_all(
 
 def reason_of(exc: Exception) -> str:
     """One line saying why converting a problem failed."""
-    if isinstance(exc, SuiteError | ConversionTimeout):
+    if isinstance(exc, SuiteError):
         return str(exc)
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else '(no message)'}"
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Raise ConversionTimeout in the main thread after `seconds` (no limit off the main
-    thread, where signals cannot be delivered)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def expire(signum: int, frame: Any) -> None:
-        raise ConversionTimeout(f"converting it took over {seconds:g} s (probing its shapes)")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @contextlib.contextmanager

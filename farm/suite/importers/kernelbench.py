@@ -25,13 +25,14 @@ problem says so in `extra.stochastic`.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from farm.errors import SuiteError
-from farm.suite.importers import common, probe
+from farm.suite.importers import common, hf_offline, probe
 from farm.suite.importers.loading import load_module
 
 WEIGHT_SEED = 0  # the harness seeds ModelNew with the run's weight_seed, 0 unless sent
@@ -59,8 +60,9 @@ def import_dir(root: Path) -> tuple[list[common.ProblemDraft], list[str]]:
 
 
 def problem_draft(path: Path, root: Path) -> common.ProblemDraft:
-    module = load_module(path)
     text = path.read_text()
+    hf_configs = _offline_transformers() if hf_offline.uses_transformers(text) else None
+    module = load_module(path)
     for needed in ("Model", "get_inputs", "get_init_inputs"):
         if not hasattr(module, needed):
             raise SuiteError(f"{path.name}: defines no `{needed}`")
@@ -97,6 +99,8 @@ def problem_draft(path: Path, root: Path) -> common.ProblemDraft:
         extra["state_bytes"] = state  # the weights count toward the worker's memory limits
     if not_small:
         extra["not_small"] = not_small
+    if hf_configs is not None:
+        extra["hf_models"] = HF_NOTE
     if note:
         extra["flops_note"] = note
     return common.ProblemDraft(
@@ -111,10 +115,40 @@ def problem_draft(path: Path, root: Path) -> common.ProblemDraft:
         flops=flops,
         compute_unit=common.compute_unit(category),
         reference=reference_text(path, axes, model.inputs, scalars, stochastic=stochastic),
-        files={"source.py": text},
+        files={"source.py": text, **_hf_files(hf_configs)},
         extra=extra,
         tolerance=TOLERANCE,
     )
+
+
+def _offline_transformers() -> dict[str, dict[str, Any]]:
+    """Level 4's Hugging Face models, built from their configs (hf_offline.py); the configs the
+    source reads are filled in as it runs. SuiteError when transformers is not installed."""
+    if importlib.util.find_spec("transformers") is None:
+        raise SuiteError(
+            "No module named 'transformers': KernelBench level 4 builds Hugging Face models; "
+            f"install the farm with its {hf_offline.EXTRA} extra "
+            f"(pip install 'kernel-farm[{hf_offline.EXTRA}]'), then import again"
+        )
+    read = hf_offline.install()
+    import transformers
+
+    transformers.logging.set_verbosity_error()  # one advice line per probe otherwise
+    return read
+
+
+def _hf_files(configs: dict[str, dict[str, Any]] | None) -> dict[str, str]:
+    """The files a problem needs to build its Hugging Face models offline (none without)."""
+    if configs is None:
+        return {}
+    shim = Path(hf_offline.__file__).read_text()
+    return {"hf_offline.py": shim, hf_offline.CONFIGS_FILE: hf_offline.configs_text(configs)}
+
+
+HF_NOTE = (
+    f"Hugging Face models are built from their configs ({hf_offline.CONFIGS_FILE}) with weights "
+    "drawn under the weight seed, not loaded from the checkpoint: nothing is downloaded"
+)
 
 
 # KernelBench's get_tolerance_for_precision (src/kernelbench/eval.py): atol = rtol.
@@ -222,6 +256,7 @@ def _workloads(probe_at, axes, model, filename):
         axes={**small_axes, **model.derived_axes(probe_at(small_axes))},
         small=True,
         source=f"{filename} scaled to the npu-sim size rule",
+        scaled_from=source.id,
     )
     return [source, small], None, {**state, "small": weights(small_axes)}
 
@@ -290,8 +325,16 @@ SCALARS = {scalars!r}
 STOCHASTIC = {stochastic!r}
 CALL_SEED = 1
 
+_HERE = pathlib.Path(__file__).parent
+if (_HERE / "hf_offline.py").exists():  # level 4: Hugging Face models built from kept configs
+    _hf_spec = importlib.util.spec_from_file_location(
+        "kernelbench_hf_offline_" + str(abs(hash(__file__))), _HERE / "hf_offline.py"
+    )
+    _hf = importlib.util.module_from_spec(_hf_spec)
+    _hf_spec.loader.exec_module(_hf)
+    _hf.install_from(_HERE)
 _spec = importlib.util.spec_from_file_location(
-    "kernelbench_source_" + str(abs(hash(__file__))), pathlib.Path(__file__).with_name("source.py")
+    "kernelbench_source_" + str(abs(hash(__file__))), _HERE / "source.py"
 )
 _source = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_source)

@@ -215,11 +215,32 @@ def test_reasons_shown_when_nothing_imports(farm_home, tmp_path, capsys):
     assert "every problem imports `transformers_not_here`, which is not installed" in err
 
 
-def test_a_slow_problem_is_cut_off():
-    import pytest
+def test_a_source_that_aborts_in_native_code_costs_only_its_own_problem(
+    farm_home, tmp_path, capsys
+):
+    from farm.cli import main
 
-    from farm.suite.importers import common
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "1_Good.py").write_text(GOOD)
+    (tmp_path / "src" / "2_Aborts.py").write_text("import os\nos.abort()\n" + GOOD)
+    assert main(["suite", "import", "kernelbench", str(tmp_path / "src"), "--name", "kb-z"]) == 0
+    err = capsys.readouterr().err
+    assert "skipped 2_Aborts.py: the source's code ended the converting process (SIGABRT" in err
+    assert set(load_suite("kb-z").problems) == {"1_Good"}
 
-    with pytest.raises(common.ConversionTimeout), common.time_limit(0.05):
-        while True:
-            pass
+
+def test_problems_show_says_the_source_size_is_not_run_on_cpu(imported, capsys):
+    import json
+
+    from farm.cli import main
+
+    softmax = load_suite(SUITE).problem("level1-23_Softmax")
+    assert softmax.workload("small").scaled_from == "source"
+    assert main(["problems", "show", "level1-23_Softmax", "--suite", SUITE, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["sizes"] == (
+        "cpu and npu-sim run only the small workloads (small); source run on GPUs and in npu-sim "
+        "leaderboard runs; small is source scaled down to the npu-sim size rule, and a verdict "
+        "on it is that size's, not source's"
+    )
+    assert main(["problems", "show", "level1-23_Softmax", "--suite", SUITE]) == 0
+    assert "sizes: cpu and npu-sim run only the small workloads (small)" in capsys.readouterr().out
