@@ -380,10 +380,14 @@ class _Validator:
                     model=item.get("model"),
                     source=item.get("source"),
                     small=bool(item.get("small", False)),
+                    scaled_from=item.get("scaled_from"),
                 )
             )
         if not result:
             raise self.fail("workloads", "must list at least one workload")
+        for i, w in enumerate(result):
+            if w.scaled_from is not None and w.scaled_from not in seen:
+                raise self.fail(f"workloads[{i}].scaled_from", "must name a workload listed here")
         return tuple(result)
 
     def check_formulas(self, problem: Problem) -> None:

@@ -130,6 +130,7 @@ class Workload:
     model: str | None = None
     source: str | None = None
     small: bool = False  # small enough for the simulated NPU (about a second)
+    scaled_from: str | None = None  # the workload this is a scaled-down copy of (importers)
 
     def variables(self) -> dict[str, float]:
         return {**self.axes, "E": DTYPE_SIZES[self.dtype]}
@@ -220,6 +221,27 @@ class Problem:
             "flops": self.flop_count(w),
             "bytes": self.compulsory_bytes(w),
         }
+
+    def size_note(self) -> str | None:
+        """Which workloads cpu and npu-sim leave out, and why: outside leaderboard runs they run
+        only the small ones (farm.harness.targets). None when every workload is small."""
+        large = [w.id for w in self.workloads if not w.small]
+        if not large:
+            return None
+        small = [w for w in self.workloads if w.small]
+        if not small:
+            why = self.extra.get("not_small", "it has no small workload")
+            return f"cpu and npu-sim run none of its workloads: {why}; GPUs run every one"
+        copies = "".join(
+            f"; {w.id} is {w.scaled_from} scaled down to the npu-sim size rule, and a verdict "
+            f"on it is that size's, not {w.scaled_from}'s"
+            for w in small
+            if w.scaled_from
+        )
+        return (
+            f"cpu and npu-sim run only the small workloads ({', '.join(w.id for w in small)}); "
+            f"{', '.join(large)} run on GPUs and in npu-sim leaderboard runs{copies}"
+        )
 
     def tolerance_for(self, dtype: str) -> Tolerance:
         return self.tolerance[dtype]

@@ -1,6 +1,7 @@
 """`farm problems [SUITE]` lists the problems of a suite; `farm problems show NAME` shows one:
 its signature, inputs and outputs, tolerance per dtype, workloads (axes, dtype, model, FLOP,
-bytes) and the starters `farm init NAME` writes."""
+bytes), which of them cpu and npu-sim leave out and why, and the starters `farm init NAME`
+writes."""
 
 from __future__ import annotations
 
@@ -113,6 +114,7 @@ def problem_summary(problem) -> dict:
         "languages": list(problem.languages),
         "starters": [lang for lang in STARTER_LANGUAGES if lang in problem.languages],
         "workloads": [problem.workload_summary(w) for w in problem.workloads],
+        "sizes": problem.size_note(),
     }
 
 
@@ -135,6 +137,8 @@ def _show(suite_name: str, name: str, *, as_json: bool) -> int:
     for dtype, tol in summary["tolerance"].items():
         out.print(f"tolerance {dtype}: atol {tol['atol']:g}, rtol {tol['rtol']:g}")
     out.print(_workload_table(summary["workloads"]))
+    if summary["sizes"]:
+        out.print(f"sizes: {summary['sizes']}", highlight=False)
     out.print(
         f"starters ({', '.join(summary['starters'])}): "
         f"farm init {name} --lang {summary['starters'][0]}",

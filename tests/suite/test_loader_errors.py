@@ -153,3 +153,32 @@ def test_tolerance_keys_and_invariants_are_checked(tmp_path: Path) -> None:
     problem = load_problem(write_problem(tmp_path / "c", good))
     assert problem.tolerance["float32"].norm_rtol == 1e-6
     assert problem.invariants[0].low == 0.0 and problem.invariants[0].high == float("inf")
+
+
+def test_scaled_from_must_name_a_listed_workload(tmp_path: Path) -> None:
+    workloads = [*GOOD["workloads"], {"id": "s", "axes": {"N": 8}, "small": True}]
+    workloads[-1]["scaled_from"] = "z"
+    message = load_error(tmp_path, with_changes(workloads=workloads))
+    assert "workloads[3].scaled_from" in message and "must name a workload listed here" in message
+
+
+def size_note(tmp_path: Path, workloads: list[dict], **extra) -> str | None:  # type: ignore[no-untyped-def]
+    directory = write_problem(tmp_path, with_changes(workloads=workloads, extra=extra))
+    return load_problem(directory, label="suite-x/").size_note()
+
+
+def test_size_note_says_which_sizes_cpu_leaves_out_and_why(tmp_path: Path) -> None:
+    small = {"id": "small", "axes": {"N": 8}, "small": True, "scaled_from": "a"}
+    (tmp_path / "1").mkdir()
+    assert size_note(tmp_path / "1", [GOOD["workloads"][0], small]) == (
+        "cpu and npu-sim run only the small workloads (small); a run on GPUs and in npu-sim "
+        "leaderboard runs; small is a scaled down to the npu-sim size rule, and a verdict on it "
+        "is that size's, not a's"
+    )
+    (tmp_path / "2").mkdir()
+    why = "no workload fits the npu-sim size rule"
+    assert size_note(tmp_path / "2", GOOD["workloads"][:1], not_small=why) == (
+        f"cpu and npu-sim run none of its workloads: {why}; GPUs run every one"
+    )
+    (tmp_path / "3").mkdir()
+    assert size_note(tmp_path / "3", [{**small, "scaled_from": None}]) is None

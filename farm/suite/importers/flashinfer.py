@@ -144,7 +144,11 @@ def problem_draft(
         var = [a for a in axes_def if a not in consts]
         small = common.scale_down(drafts[0].axes, var, lambda a: rules.size(definition, inputs, a))
         if small is not None:
-            drafts.append(common.WorkloadDraft("small", small, True, "scaled for npu-sim"))
+            drafts.append(
+                common.WorkloadDraft(
+                    "small", small, True, "scaled for npu-sim", scaled_from=drafts[0].id
+                )
+            )
     ref = rules.TEMPLATE.format(
         name=name,
         inputs=[(s["name"], s["shape"], s["dtype"]) for s in inputs],

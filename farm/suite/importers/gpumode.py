@@ -278,7 +278,13 @@ def _workloads(entries, axes_names, variants, probe_at, model, base) -> list[com
     if small_axes is not None:
         derived = model.derived_axes(probe_at(small_axes))
         workloads.append(
-            common.WorkloadDraft("small", {**small_axes, **derived}, True, "scaled for npu-sim")
+            common.WorkloadDraft(
+                "small",
+                {**small_axes, **derived},
+                True,
+                "scaled for npu-sim",
+                scaled_from=workloads[0].id,
+            )
         )
     return workloads
 

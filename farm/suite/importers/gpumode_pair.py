@@ -162,7 +162,11 @@ def _workloads(task: dict[str, Any], batch: int, probe_at: Any) -> list[common.W
         count = lambda a: common.size(probe_at(a))  # noqa: E731
         scaled = common.scale_down(drafts[0].axes, ["batch_size", "vocab_size"], count)
         if scaled is not None:
-            drafts.append(common.WorkloadDraft("small", scaled, True, "scaled for npu-sim"))
+            drafts.append(
+                common.WorkloadDraft(
+                    "small", scaled, True, "scaled for npu-sim", scaled_from=drafts[0].id
+                )
+            )
     return drafts
 
 
