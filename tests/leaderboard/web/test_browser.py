@@ -152,3 +152,30 @@ def _user(name: str):  # type: ignore[no-untyped-def]
     from django.contrib.auth.models import User
 
     return User.objects.create_user(name, password=f"{name}-pw")
+
+
+def test_a_queued_run_shows_its_place_and_is_cancelled_from_its_page(
+    browser, live_server, local_storage
+):
+    from django.contrib.auth.models import User
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from leaderboard.runs.models import Run
+
+    User.objects.create_user("carol", password="carol-pw")
+    body = submit(user_client(User.objects.get(username="carol")), hardware=[HW]).json()
+    browser.get(f"{live_server.url}/accounts/login/?next=/submissions/{body['id']}/")
+    browser.find_element(By.NAME, "username").send_keys("carol")
+    browser.find_element(By.NAME, "password").send_keys("carol-pw")
+    browser.find_element(By.ID, "login").click()
+    WebDriverWait(browser, 10).until(ec.presence_of_element_located((By.ID, "runs")))
+    queue = browser.find_element(By.CSS_SELECTOR, "#runs td.queue").text
+    assert f"#1 in the {HW} queue" in queue and f"no node serves {HW} right now" in queue
+    browser.find_element(By.CSS_SELECTOR, "#runs button.cancel").click()
+    WebDriverWait(browser, 10).until(ec.presence_of_element_located((By.CSS_SELECTOR, "p.message")))
+    assert "is cancelled" in browser.find_element(By.CSS_SELECTOR, "p.message").text
+    assert "CANCELLED: cancelled by carol while queued" in browser.page_source
+    assert not browser.find_elements(By.CSS_SELECTOR, "#runs button.cancel")
+    assert Run.objects.get(pk=body["runs"][0]["id"]).failure_code == "CANCELLED"
