@@ -37,7 +37,12 @@ class Cell:
 
     @property
     def fraction_text(self) -> str:
-        return "" if self.fraction_of_sol is None else f"{self.fraction_of_sol:.1%} of SOL"
+        return "" if self.fraction_of_sol is None else f"{_percent(self.fraction_of_sol)} of SOL"
+
+
+def _percent(fraction: float | None) -> str:
+    """0.0123 -> "1.23 %": three significant digits, so 0.1 % and 90 % read alike."""
+    return "–" if fraction is None else f"{fraction * 100:.3g} %"
 
 
 def board_page(*, problem: Problem, hardware: str, ranked: list[RankedEntry]) -> dict[str, Any]:
@@ -46,7 +51,7 @@ def board_page(*, problem: Problem, hardware: str, ranked: list[RankedEntry]) ->
     columns = _columns(problem, sol_rows, ranked)
     return {
         "columns": columns,
-        "rows": [(r, _cells(r, columns)) for r in ranked],
+        "rows": [(r, _cells(r, columns), _percent(r.entry.fraction_of_sol)) for r in ranked],
         "eager": _eager_cells(ranked, columns),
         "sol_rows": [{**sol_rows[c.id], "shape": c.shape} for c in columns if c.id in sol_rows],
         "deterministic": board_deterministic(hardware),

@@ -19,6 +19,7 @@ from leaderboard.problems import farm_bridge
 
 W, H, PAD = 640, 360, 56
 LABELLED_ENTRIES = 5
+LABEL_GAP = 10  # px: closer labels are merged
 
 
 @dataclass
@@ -106,13 +107,13 @@ def roofline_svg(
     ]
     for p in points:
         tip = f"{p.flops_per_s / 1e12:.3g} TFLOP/s at {p.intensity:.3g} FLOP/B"
-        x, y = sx(p.intensity), sy(p.flops_per_s)
         parts.append(
-            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" class="pt">'
+            f'<circle cx="{sx(p.intensity):.1f}" cy="{sy(p.flops_per_s):.1f}" r="4" class="pt">'
             f"<title>{_esc(p.label)}: {tip}</title></circle>"
         )
-        if p.tag:
-            parts.append(_text(x + 6, y - 6, p.tag, cls="pt-label"))
+    placed = [(sx(p.intensity), sy(p.flops_per_s), p.tag) for p in points if p.tag]
+    for x, y, text in _merged_labels(placed):
+        parts.append(_text(x + 6, y - 6, text, cls="pt-label"))
     parts += [
         _text(W / 2, H - 12, "arithmetic intensity (FLOP/byte, log)", anchor="middle"),
         _text(14, H / 2, "achieved FLOP/s (log)", anchor="middle", rotate=True),
@@ -123,16 +124,31 @@ def roofline_svg(
     return "".join(parts)
 
 
+def _merged_labels(placed: list[tuple[float, float, str]]) -> list[tuple[float, float, str]]:
+    """Labels of points that stand within LABEL_GAP pixels of each other (on one workload's
+    line: tied entries, or close ones) become one label listing each tag once."""
+    merged: list[tuple[float, float, list[str]]] = []
+    for x, y, tag in sorted(placed):
+        last = merged[-1] if merged else None
+        if last and abs(last[0] - x) < LABEL_GAP and abs(last[1] - y) < LABEL_GAP:
+            if tag not in last[2]:
+                last[2].append(tag)
+        else:
+            merged.append((x, y, [tag]))
+    return [(x, y, " ".join(tags)) for x, y, tags in merged]
+
+
 def _workload_marks(problem: Any, ids: list[str], sx: Any) -> list[str]:
-    """A dashed line at each named workload's intensity, labelled with its id along the line."""
-    parts = []
+    """A dashed line at each intensity of the named workloads, labelled along the line with the
+    ids of the workloads there (one line for workloads of the same intensity)."""
+    at: dict[float, list[str]] = {}
     for w in problem.workloads:
         if w["id"] in ids and w["bytes"] and w["flops"]:
-            x = sx(w["flops"] / w["bytes"])
-            parts.append(
-                f'<line x1="{x:.1f}" y1="{PAD}" x2="{x:.1f}" y2="{H - PAD}" class="workload"/>'
-            )
-            parts.append(_text(x - 3, PAD + 4, w["id"], anchor="end", rotate=True, cls="wl"))
+            at.setdefault(round(sx(w["flops"] / w["bytes"]), 1), []).append(w["id"])
+    parts = []
+    for x, names in at.items():
+        parts.append(f'<line x1="{x}" y1="{PAD}" x2="{x}" y2="{H - PAD}" class="workload"/>')
+        parts.append(_text(x - 3, PAD + 4, ", ".join(names), anchor="end", rotate=True, cls="wl"))
     return parts
 
 

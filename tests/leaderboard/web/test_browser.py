@@ -154,6 +154,43 @@ def _user(name: str):  # type: ignore[no-untyped-def]
     return User.objects.create_user(name, password=f"{name}-pw")
 
 
+def test_board_reads_at_a_glance(browser, live_server, local_storage, tmp_path):
+    """An npu-sim board with a tie kept in submission order, a flagged copy, per-workload columns
+    with the eager baseline beneath, and a labelled roofline; the screenshot is the one in
+    docs/screenshots/board.png."""
+    from django.contrib.auth.models import User
+    from selenium.webdriver.common.by import By
+
+    from leaderboard.boards.models import Board
+    from leaderboard.boards.services import board_update
+    from leaderboard.runs.models import Run
+    from tests.leaderboard.boards.test_likeness import PERSISTENT, RETYPED, TILED
+
+    node, auditor = make_node("glance-node", [HW]), make_node("glance-audit", [HW])
+    entries = (("alice", TILED, 0.62, 0.150), ("bob", RETYPED, 0.6201, 0.14999))
+    entries += (("carol", PERSISTENT, 0.41, 0.210),)
+    for name, source, score, time_ms in entries:
+        client = user_client(User.objects.create_user(name))
+        body = submit(client, private=False, source=source).json()
+        run = Run.objects.get(pk=body["runs"][0]["id"])
+        finish(node, run, auditor=auditor, score=score, time_ms=time_ms, ci=0.0)
+        board_update(board=Board.objects.get(), sources_public=True)
+
+    browser.get(f"{live_server.url}/boards/{SUITE}/vector_add/{HW}/")
+    rows = [r.text for r in browser.find_elements(By.CSS_SELECTOR, "#board tbody tr")]
+    assert rows[0].startswith("=1 alice") and rows[1].startswith("=1 bob")
+    assert "≈ copy of" in rows[1] and "copy" not in rows[0] and rows[2].startswith("3 carol")
+    head = browser.find_element(By.CSS_SELECTOR, "#board thead").text
+    assert "big" in head and "N=16777216 float32" in head
+    assert "eager baseline" in browser.find_element(By.ID, "eager-row").text
+    labels = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "svg.roofline text.wl")]
+    assert labels == ["big, small"]  # both workloads move 12 bytes per FLOP: one line
+    ranks = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "svg.roofline .pt-label")]
+    assert "#1" in " ".join(ranks) and "#3" in " ".join(ranks)
+    browser.set_window_size(1280, 1400)
+    browser.save_screenshot(str(tmp_path / "board.png"))
+
+
 def test_a_queued_run_shows_its_place_and_is_cancelled_from_its_page(
     browser, live_server, local_storage
 ):
