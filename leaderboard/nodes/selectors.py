@@ -70,12 +70,21 @@ def hardware_unserved(*, hardware: list[str]) -> dict[str, str]:
         )
     )
     served = ", ".join(sorted(online)) or "none"
+    wait = duration_text(settings.FARM_UNSERVED_FAIL_AFTER_S)
     return {
         h: f"no node serves {h} right now ("
         + ("its nodes are offline or draining" if h in known else "this farm has no node for it")
-        + f"): the run waits in the queue until one does. Classes served now: {served}"
+        + f"): the run waits in the queue until one does, at most {wait}, then fails as "
+        f"NO_NODE (FARM_UNSERVED_FAIL_AFTER_S). Classes served now: {served}"
         for h in missing
     }
+
+
+def duration_text(seconds: int) -> str:
+    """A whole number of hours or minutes as such ("6 h", "90 min"), else seconds."""
+    if seconds % 3600 == 0:
+        return f"{seconds // 3600} h"
+    return f"{seconds // 60} min" if seconds % 60 == 0 else f"{seconds} s"
 
 
 def node_gpus(node: Node, hardware: str) -> list[int]:

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from leaderboard.nodes.models import Node
 from leaderboard.nodes.reception import reception_dead_cutoff
+from leaderboard.nodes.selectors import duration_text
 from leaderboard.runs.models import NO_NODE, Run
 from leaderboard.runs.services import run_fail, run_get, run_mark_lost, runs_send
 
@@ -81,15 +82,9 @@ def _fail_unserved(run_id: int, wait_s: int) -> bool:
         if run.state != Run.State.QUEUED:
             return False  # claimed or cancelled since the sweep read it
         detail = (
-            f"no node served {run.hardware_id} for {_duration(wait_s)} "
+            f"no node served {run.hardware_id} for {duration_text(wait_s)} "
             f"(FARM_UNSERVED_FAIL_AFTER_S={wait_s}): the farm could not evaluate the run; "
             "submit it again once /api/nodes/ lists an online node of the class"
         )
         run_fail(run, code=NO_NODE, detail=detail)
     return True
-
-
-def _duration(seconds: int) -> str:
-    if seconds % 3600 == 0:
-        return f"{seconds // 3600} h"
-    return f"{seconds // 60} min" if seconds % 60 == 0 else f"{seconds} s"

@@ -91,10 +91,9 @@ def test_a_queued_run_shows_its_position_and_whether_a_node_serves_it(clients, l
     )
     detail = clients["owner"].get(f"/api/runs/{second.pk}/").json()
     assert detail["queue"]["position"] == 2
-    assert (
-        f"no node serves {HW} right now (this farm has no node for it)"
-        in (detail["queue"]["warning"])
-    )
+    warning = detail["queue"]["warning"]
+    assert f"no node serves {HW} right now (this farm has no node for it)" in warning
+    assert "at most 6 h, then fails as NO_NODE (FARM_UNSERVED_FAIL_AFTER_S)" in warning
     assert clients["owner"].get(f"/api/runs/{other_class.pk}/").json()["queue"]["position"] == 1
     cancel(clients["owner"], first)
     assert clients["owner"].get(f"/api/runs/{second.pk}/").json()["queue"]["position"] == 1
