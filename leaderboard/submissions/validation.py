@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -145,16 +146,21 @@ def _check_source(errors: dict[str, list[str]], source: str) -> None:
         errors["source"] = [fault]
 
 
+PYTHON = f"Python {sys.version_info.major}.{sys.version_info.minor}"
+
+
 def source_syntax_error(source: str) -> str | None:
     """Why `source` is not a Python file (every form a node runs is one, CUDA through
-    load_inline), or None when it parses: refused here, it costs no node a claim."""
+    load_inline), or None when it parses: refused here, it costs no node a claim. The grammar
+    is the server's Python's (the message names it): a sandbox image on a newer Python may
+    accept syntax this one refuses."""
     try:
         ast.parse(source, filename="submission.py")
     except SyntaxError as exc:
         line = (exc.text or "").strip()
         shown = f" ({line[:120]})" if line else ""
         return (
-            f"does not parse as Python: line {exc.lineno}: {exc.msg}{shown}; fix the file "
+            f"does not parse as {PYTHON}: line {exc.lineno}: {exc.msg}{shown}; fix the file "
             "(`python -m py_compile FILE` shows the same error) and submit it again"
         )
     except (RecursionError, MemoryError):

@@ -7,6 +7,7 @@ import pytest
 from leaderboard.accounts.models import Quota
 from leaderboard.runs.models import Run
 from leaderboard.submissions.models import Source, Submission
+from leaderboard.submissions.validation import PYTHON
 from tests.leaderboard.lbkit import AMD, GPU, HW, SUITE, VECTOR_ADD, race, submit
 
 CUDA = (
@@ -102,7 +103,7 @@ def test_batch_limit(clients, local_storage, settings):
         (
             {"source": "def kernel(a, b)\n    return a + b\n"},
             "source",
-            "does not parse as Python: line 1: expected ':' (def kernel(a, b)); fix the file",
+            f"does not parse as {PYTHON}: line 1: expected ':' (def kernel(a, b)); fix the file",
         ),
         ({"source": "x" + ".a" * 50_000}, "source", "nested too deeply to parse"),
         # refused while parsing, before field validation: PostgreSQL cannot store a NUL
