@@ -167,9 +167,10 @@ def main() -> int:
             "the PyTorch cost mode), after one uncounted warm-up call; `install()` itself "
             "(importing triton and torch._dynamo, snapshotting for the integrity checks) "
             "takes about 2 s once per process. SOL fraction = T_SOL / T_sim with T_SOL from "
-            "`farm.sol` for npu-sim-v1. Every small workload is dominated by the pinned 8 µs "
-            "launch overhead, so SOL fractions are small and the number of launches decides "
-            "most of the ranking.\n\n"
+            "`farm.sol` for npu-sim-v1, which includes the 8.5 µs launch floor (one launch "
+            "and one program instance, docs/hardware.md): a one-launch kernel on a small "
+            "workload is near 1, and each further launch costs as much again, so the number "
+            "of launches decides most of the ranking.\n\n"
         )
         args.write.write_text(head + table + "\n")
     return 0
