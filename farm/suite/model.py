@@ -231,7 +231,10 @@ class Problem:
         small = [w for w in self.workloads if w.small]
         if not small:
             why = self.extra.get("not_small", "it has no small workload")
-            return f"cpu and npu-sim run none of its workloads: {why}; GPUs run every one"
+            return (
+                f"cpu and npu-sim run none of its workloads ({why}); they run on GPUs and in "
+                "npu-sim leaderboard runs"
+            )
         copies = "".join(
             f"; {w.id} is {w.scaled_from} scaled down to the npu-sim size rule, and a verdict "
             f"on it is that size's, not {w.scaled_from}'s"
@@ -240,7 +243,7 @@ class Problem:
         )
         return (
             f"cpu and npu-sim run only the small workloads ({', '.join(w.id for w in small)}); "
-            f"{', '.join(large)} run on GPUs and in npu-sim leaderboard runs{copies}"
+            f"the others ({', '.join(large)}) run on GPUs and in npu-sim leaderboard runs{copies}"
         )
 
     def tolerance_for(self, dtype: str) -> Tolerance:

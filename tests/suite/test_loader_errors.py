@@ -171,14 +171,15 @@ def test_size_note_says_which_sizes_cpu_leaves_out_and_why(tmp_path: Path) -> No
     small = {"id": "small", "axes": {"N": 8}, "small": True, "scaled_from": "a"}
     (tmp_path / "1").mkdir()
     assert size_note(tmp_path / "1", [GOOD["workloads"][0], small]) == (
-        "cpu and npu-sim run only the small workloads (small); a run on GPUs and in npu-sim "
-        "leaderboard runs; small is a scaled down to the npu-sim size rule, and a verdict on it "
-        "is that size's, not a's"
+        "cpu and npu-sim run only the small workloads (small); the others (a) run on GPUs and in "
+        "npu-sim leaderboard runs; small is a scaled down to the npu-sim size rule, and a "
+        "verdict on it is that size's, not a's"
     )
     (tmp_path / "2").mkdir()
     why = "no workload fits the npu-sim size rule"
     assert size_note(tmp_path / "2", GOOD["workloads"][:1], not_small=why) == (
-        f"cpu and npu-sim run none of its workloads: {why}; GPUs run every one"
+        f"cpu and npu-sim run none of its workloads ({why}); they run on GPUs and in npu-sim "
+        "leaderboard runs"
     )
     (tmp_path / "3").mkdir()
     assert size_note(tmp_path / "3", [{**small, "scaled_from": None}]) is None

@@ -238,9 +238,9 @@ def test_problems_show_says_the_source_size_is_not_run_on_cpu(imported, capsys):
     assert softmax.workload("small").scaled_from == "source"
     assert main(["problems", "show", "level1-23_Softmax", "--suite", SUITE, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["sizes"] == (
-        "cpu and npu-sim run only the small workloads (small); source run on GPUs and in npu-sim "
-        "leaderboard runs; small is source scaled down to the npu-sim size rule, and a verdict "
-        "on it is that size's, not source's"
+        "cpu and npu-sim run only the small workloads (small); the others (source) run on GPUs "
+        "and in npu-sim leaderboard runs; small is source scaled down to the npu-sim size rule, "
+        "and a verdict on it is that size's, not source's"
     )
     assert main(["problems", "show", "level1-23_Softmax", "--suite", SUITE]) == 0
     assert "sizes: cpu and npu-sim run only the small workloads (small)" in capsys.readouterr().out
