@@ -54,7 +54,7 @@ class EntryRejudged:
         return (
             f"re-judged {when} against the farm's current checks (run {self.run}): "
             f"now {self.verdict}: {self.reason}"
-        )[:2000]
+        )
 
 
 @dataclass(frozen=True)
