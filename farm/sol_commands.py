@@ -37,6 +37,11 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         _print_table(rows, title=f"SOL of {suite.name} on {spec.name} ({spec.marketing_name})")
+        if spec.launch_floor_s:
+            print(
+                f"T_SOL includes the {spec.launch_floor_s * 1e6:.3g} µs every kernel costs on "
+                f"{spec.name} (bound 'overhead' where it is the largest term; docs/hardware.md)"
+            )
     return 0
 
 

@@ -55,6 +55,13 @@ def test_sol_table(tiny_suite, capsys):
     assert main(["sol", str(tiny_suite), "--hw", "npu-sim-v1"]) == 0
     out = capsys.readouterr().out
     assert "vector_add" in out and "memory" in out
+    assert "T_SOL includes the 8.5 µs every kernel costs on npu-sim-v1" in out
+
+
+def test_sol_table_of_a_gpu_has_no_launch_floor(tiny_suite, capsys):
+    assert main(["sol", str(tiny_suite), "--hw", "nvidia-h200"]) == 0
+    out = capsys.readouterr().out
+    assert "includes the" not in out and "overhead" not in out
 
 
 def test_sol_unknown_class_is_a_one_line_error(tiny_suite, capsys):
