@@ -1,9 +1,10 @@
 """Honest kernels under host load: verdicts while the CPU is contended, and cheats on a quiet host.
 
-Runs every honest file of tests/solutions/correct/ through the whole farm (benchmark mode, its
-problem's small workloads) on one device while `--load` processes spin on the CPU, then, with
-`--cheats`, the catalogue's timing cheats (those with a `# runtime:` verdict) on the quiet host
-with the static guard's findings dropped: the runtime layers alone, as
+Runs every honest file of tests/solutions/correct/ (on npu-sim also tests/solutions/npu_sim/;
+files whose `# device:` header names another device are left out) through the whole farm
+(benchmark mode, its problem's small workloads) on one device while `--load` processes spin on the
+CPU, then, with `--cheats`, the catalogue's timing cheats (those with a `# runtime:` verdict) on
+the quiet host with the static guard's findings dropped: the runtime layers alone, as
 bench/trust_catalogue.py --runtime-only runs them. Prints one row per file (verdict, the codes of
 its reasons, the expected verdict) and a count of verdicts. An honest kernel must come out PASSED
 or INCONCLUSIVE (the host disturbed the measurement), never REJECTED; a cheat must not PASS.
@@ -98,6 +99,14 @@ def run(paths: list[Path], device: str, baselines: bool) -> list[dict[str, Any]]
     return rows
 
 
+def honest_files(device: str) -> list[Path]:
+    """tests/solutions/correct/ (less the files whose `# device:` header names another device)
+    and, on npu-sim, the kernels it must rank (tests/solutions/npu_sim/)."""
+    dirs = ["correct"] + (["npu_sim"] if device == "npu-sim" else [])
+    paths = [p for d in dirs for p in sorted((ROOT / "tests/solutions" / d).glob("*.py"))]
+    return [p for p in paths if header(p).get("device", device) == device]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cpu")
@@ -108,9 +117,7 @@ def main() -> int:
     ap.add_argument("--cheats", action="store_true", help="then the timing cheats, no load")
     ap.add_argument("--json")
     args = ap.parse_args()
-    honest = [
-        p for p in sorted((ROOT / "tests/solutions/correct").glob("*.py")) if args.match in p.name
-    ]
+    honest = [p for p in honest_files(args.device) if args.match in p.name]
     print(f"# {len(honest)} honest files on {args.device} under {args.load} spinning processes")
     with cpu_load(args.load, args.max_s):
         rows = run(honest, args.device, args.baselines)
