@@ -28,10 +28,11 @@ VARIANTS = ("naive", "tiled", "fused")
 # Real workloads, and the order (slowest first) a kernel engineer expects. The eager reference
 # is one library kernel for softmax and matmul, a chain of elementwise and reduction ops through
 # HBM for rmsnorm, and for attention an fp32 computation (the reference upcasts bf16 inputs for
-# accuracy): a fused single-pass kernel beats it on softmax, rmsnorm and attention, and a good
-# library GEMM stays ahead of our own tiles.
+# accuracy): a fused single-pass kernel beats it on rmsnorm and attention, and a good library
+# softmax and GEMM stay ahead of our own kernels (the baseline is costed as the reference runs,
+# without the copies of its inputs that keep them unaltered).
 EXPECTED = {
-    "softmax": ("llama3-8b-scores-8k", ["naive", "tiled", "eager", "fused"]),
+    "softmax": ("llama3-8b-scores-8k", ["naive", "tiled", "fused", "eager"]),
     "rmsnorm": ("llama3-8b-prefill-4k", ["naive", "eager", "tiled", "fused"]),
     "matmul": ("llama3-8b-o-proj-4k", ["naive", "tiled", "fused", "eager"]),
     "attention": ("sdxl-cross-64x64", ["naive", "tiled", "eager", "fused"]),

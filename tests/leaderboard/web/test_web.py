@@ -131,7 +131,7 @@ def test_board_page_shows_the_scored_workloads_everywhere(clients, users, local_
     assert 'id="eager-row"' in board and "4<small>" in board  # eager 2 x 2.0 ms of the first
     assert "of SOL</small>" in board
     assert "Launch (ms)" in sol and "8.5 µs" in page  # npu-sim's bound includes the launch
-    assert "deterministic" in page and "pays one copy of its inputs" in page
+    assert "deterministic" in page and "costs exactly what the reference does" in page
     assert 'class="workload"' in page and ">small</text>" in page  # the roofline's workload line
     tags = re.findall(r'class="pt-label"[^>]*>([^<]*)</text>', page)
     assert tags and {"#1", "#2"} <= set(" ".join(tags).split())  # points carry their rank
