@@ -17,6 +17,7 @@ document with `Result.from_json`.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -114,10 +115,33 @@ def reasons_grouped(
     return [(code, detail, where) for (code, detail), where in grouped.items()]
 
 
-def reason_line(code: str, detail: str, workloads: list[str], *, limit: int = 400) -> str:
-    """One grouped reason as printed: `CODE [w1, w2]: detail` (detail cut at `limit` chars)."""
+def reason_line(code: str, detail: str, workloads: list[str]) -> str:
+    """One grouped reason as printed: `CODE [w1, w2]: detail`, whole (the terminal wraps it)."""
     where = f" [{', '.join(workloads)}]" if workloads else ""
-    return f"  {code}{where}: {detail.rstrip()[:limit]}"
+    return f"  {code}{where}: {detail.rstrip()}"
+
+
+# Exit codes of the commands that report verdicts (`farm eval`, `farm submit --wait`); 2 is
+# wrong arguments or an unusable file, 4 a wait that gave up (docs/client.md, docs/outcomes.md)
+EXIT_FARM = 1  # no verdict about the kernel: a farm outcome, a failed or cancelled run
+EXIT_NOT_PASSED = 5  # INCORRECT, COMPILE_ERROR, RUNTIME_ERROR, TIMEOUT
+EXIT_REJECTED = 6
+
+
+def exit_code(verdicts: Iterable[str | None]) -> int:
+    """The exit code for these verdicts (None: no verdict, e.g. a failed run), a verdict about
+    the kernel first: EXIT_REJECTED when one was REJECTED, EXIT_NOT_PASSED when another did not
+    pass, EXIT_FARM when the farm could not give one (UNSUPPORTED, INCONCLUSIVE, NODE_FAULT or
+    None), 0 when every one PASSED."""
+    known = {v.value for v in Verdict}
+    given = [v if v in known else None for v in verdicts]
+    about_kernel = {v for v in given if v is not None and Verdict(v).blames_submission}
+    if Verdict.REJECTED.value in about_kernel:
+        return EXIT_REJECTED
+    if about_kernel - {Verdict.PASSED.value}:
+        return EXIT_NOT_PASSED
+    farm = not given or any(v is None or v not in about_kernel for v in given)
+    return EXIT_FARM if farm else 0
 
 
 def dumps(doc: dict[str, Any]) -> str:

@@ -186,3 +186,28 @@ def test_schema_and_types_agree_on_every_field(schema):
                 assert _accepts(validator, bad) == (False, False), f"{name}.{key} required"
             checked += 1
     assert checked > 40
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "code"),
+    [
+        (["PASSED"], 0),
+        (["PASSED", "PASSED"], 0),
+        (["REJECTED"], 6),
+        (["INCORRECT"], 5),
+        (["COMPILE_ERROR", "PASSED"], 5),
+        (["TIMEOUT", "REJECTED"], 6),
+        (["UNSUPPORTED"], 1),
+        (["INCONCLUSIVE", "PASSED"], 1),
+        (["NODE_FAULT"], 1),
+        ([None], 1),  # no verdict: a failed or cancelled run
+        (["PASSED", None], 1),
+        (["INCORRECT", "NODE_FAULT"], 5),  # a verdict about the kernel outranks a farm outcome
+        (["NOT_A_VERDICT"], 1),
+        ([], 1),
+    ],
+)
+def test_exit_codes_say_what_happened(verdicts, code):
+    from farm.result import exit_code
+
+    assert exit_code(verdicts) == code

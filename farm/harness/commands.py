@@ -1,7 +1,9 @@
 """`farm eval FILE --problem NAME [--suite S] [--device D] [--mode M] [--json OUT]`.
 
-Exit 0 when the evaluation ran, whatever the verdict; 2 for wrong arguments or an unusable file;
-1 when the farm itself failed.
+Exit codes (farm.result.exit_code, the same as `farm submit --wait`): 0 PASSED; 6 REJECTED; 5 any
+other verdict about the kernel (INCORRECT, COMPILE_ERROR, RUNTIME_ERROR, TIMEOUT); 1 when the farm
+could not give one (UNSUPPORTED, INCONCLUSIVE, NODE_FAULT, or the farm itself failed); 2 for wrong
+arguments or an unusable file. Reasons and guard findings are printed whole.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 from farm.errors import SubmissionError
 from farm.hardware import kinds
-from farm.result import Result, WorkloadEntry, reason_line, reasons_grouped
+from farm.result import Result, WorkloadEntry, exit_code, reason_line, reasons_grouped
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -64,12 +66,12 @@ def run(args: argparse.Namespace) -> int:
             early.close()
     if args.json_out and str(args.json_out) == "-":
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
-        return 0
+        return exit_code([doc.get("verdict")])
     print_result(doc)
     if args.json_out:
         args.json_out.write_text(json.dumps(doc, indent=2) + "\n")
         print(f"result document: {args.json_out}")
-    return 0
+    return exit_code([doc.get("verdict")])
 
 
 def _evaluate(args: argparse.Namespace, early: Any) -> dict[str, Any]:
@@ -128,12 +130,10 @@ def print_result(doc: dict[str, Any]) -> None:
         f"speedup vs eager: {_f(r.score.get('speedup_eager'), '{:.2f}x')}"
     )
     triples = [(x.code, x.detail, x.workload) for x in r.reasons]
-    for code, detail, workloads in reasons_grouped(triples)[:10]:
+    for code, detail, workloads in reasons_grouped(triples):
         console.print(reason_line(code, detail, workloads), markup=False, highlight=False)
-    for f in r.findings[:10]:
-        console.print(
-            f"  guard {f.severity}: {f.code}: {f.detail[:200]}", markup=False, highlight=False
-        )
+    for f in r.findings:
+        console.print(f"  guard {f.severity}: {f.code}: {f.detail}", markup=False, highlight=False)
 
 
 def _status(s: str) -> str:

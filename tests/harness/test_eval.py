@@ -76,12 +76,20 @@ def test_leaderboard_mode_uses_a_secret_seed(tmp_path, sandbox_ready, monkeypatc
     assert "s3cret" not in json.dumps(doc)
 
 
-def test_failing_verdicts_still_exit_zero(tmp_path, sandbox_ready):
+def test_a_verdict_other_than_passed_exits_non_zero_and_its_reasons_print_whole(
+    tmp_path, sandbox_ready
+):
     path = tmp_path / "k.py"
     path.write_text("def kernel(a, b):\n    return a - b\n")
     proc = _farm("eval", str(path), "--problem", "vector_add", "--mode", "test", "--json", "-")
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["verdict"] == "INCORRECT"
+    assert proc.returncode == 5, proc.stderr  # INCORRECT: farm.result.EXIT_NOT_PASSED
+    doc = json.loads(proc.stdout)
+    assert doc["verdict"] == "INCORRECT"
+    printed = _farm("eval", str(path), "--problem", "vector_add", "--mode", "test")
+    assert printed.returncode == 5
+    text = " ".join(printed.stdout.split())  # the terminal's wrapping undone
+    detail = " ".join(doc["reasons"][0]["detail"].split())
+    assert detail in text, "a reason is printed whole"
 
 
 @pytest.mark.parametrize(

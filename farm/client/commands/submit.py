@@ -28,11 +28,9 @@ from farm.client.commands.common import (
     write_json,
 )
 from farm.errors import FarmError
+from farm.result import exit_code
 
 DEFAULT_TIMEOUT_S = 3600.0
-EXIT_FARM = 1
-EXIT_NOT_PASSED = 5
-EXIT_REJECTED = 6
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -87,16 +85,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def verdict_exit_code(runs) -> int:
-    """The exit code of finished runs, a verdict about the kernel first: 6 when a run was
-    REJECTED, 5 when another ran and did not pass (INCORRECT, COMPILE_ERROR, RUNTIME_ERROR,
-    TIMEOUT), 1 when the farm could not measure one (UNSUPPORTED, INCONCLUSIVE, NODE_FAULT, a
-    failed or cancelled run: docs/outcomes.md), 0 when every run PASSED."""
-    about_kernel = {r.verdict for r in runs if r.is_about_kernel}
-    if "REJECTED" in about_kernel:
-        return EXIT_REJECTED
-    if about_kernel - {"PASSED"}:
-        return EXIT_NOT_PASSED
-    return EXIT_FARM if any(not r.is_about_kernel for r in runs) else 0
+    """The exit code of finished runs (farm.result.exit_code): a run whose outcome says nothing
+    about the kernel (a farm outcome, a failed or cancelled run: docs/outcomes.md) counts as no
+    verdict."""
+    return exit_code(r.verdict if r.is_about_kernel else None for r in runs)
 
 
 def _check_parses(source: str, path: Path) -> None:
