@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from farm.hardware import kinds
+from farm.result import EXIT_NOT_PASSED, EXIT_REJECTED
 
 log = logging.getLogger(__name__)
 PROFILE_TIMEOUT_S = 900
@@ -131,6 +132,10 @@ def _amd(target: list[str], workdir: Path) -> Profile:
     )
 
 
+# `farm eval` ran and gave a verdict (the profiler passes its exit code on): not a failure of
+# the profiler; the verdict is the evaluation's business, not the profile's
+VERDICT_EXITS = frozenset({0, EXIT_NOT_PASSED, EXIT_REJECTED})
+
 # The profilers a device kind's record can name (farm.hardware.kinds.DeviceKind.profiler).
 PROFILERS: dict[str, Callable[[list[str], Path], Profile]] = {"ncu": _nvidia, "rocprof": _amd}
 
@@ -143,7 +148,7 @@ def _run(argv: list[str], cwd: Path) -> str:
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"{Path(argv[0]).name} failed: {exc}"
-    if done.returncode != 0:
+    if done.returncode not in VERDICT_EXITS:
         tail = (done.stderr or done.stdout)[-2000:]
         return f"{Path(argv[0]).name} exited {done.returncode}: {tail}"
     return ""

@@ -107,7 +107,8 @@ def _farm(rel: str, device: str, tiny: bool) -> dict[str, Any]:
     command += ["--workload", "small" if tiny else "source", "--no-baselines"]
     command += ["--sandbox", "process", "--json", str(result)]
     side = _timed(command)
-    if result.is_file():
+    if result.is_file():  # it ran: its exit code is the verdict's (farm.result.exit_code)
+        side.pop("error", None)
         doc = json.loads(result.read_text())
         w = (doc["workloads"] or [{}])[0]
         side.update(
