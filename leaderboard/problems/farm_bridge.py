@@ -37,6 +37,15 @@ def suite_load(name: str) -> Suite:
     return load_suite(name, verify=True)
 
 
+def size_note(suite: str, problem: str) -> str | None:
+    """Which workloads cpu and npu-sim leave out and why (farm.suite.model.Problem.size_note);
+    None when all run everywhere, or when the server cannot read the suite's files."""
+    try:
+        return suite_load(suite).problem(problem).size_note()
+    except FarmError:
+        return None
+
+
 def languages_for(spec: HardwareSpec) -> list[str]:
     """What a class runs: PyTorch and Triton everywhere, plus its device kind's own languages."""
     return [*_BASE_LANGUAGES, *kinds.get_kind(spec.device).languages]

@@ -25,6 +25,7 @@ from leaderboard.nodes.selectors import (
     node_list,
     node_status,
 )
+from leaderboard.problems import farm_bridge
 from leaderboard.problems.models import Problem
 from leaderboard.problems.selectors import (
     NotFound,
@@ -266,6 +267,7 @@ def problem(request: HttpRequest, suite: str, name: str) -> HttpResponse:
             "hardware": _hardware_rows(p),
             "sol": _sol_matrix(p),
             "workloads": [_workload_row(w) for w in p.workloads],
+            "size_note": farm_bridge.size_note(p.suite_id, p.name),
         },
     )
 
