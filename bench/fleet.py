@@ -38,6 +38,7 @@ import os
 import platform
 import queue
 import random
+import signal
 import statistics
 import subprocess
 import sys
@@ -130,6 +131,10 @@ def agent_process(spec_path: str) -> int:
                 beat.process_one()
             time.sleep(spec["heartbeat_s"])
 
+    # A beat that learns a run is no longer its node's sends the slot SIGUSR2 (agents.heartbeat
+    # .stop_runs; the slot's handler stops the job). Here every slot is a thread of this one
+    # process: the signal must not end it, and the job ends on its own (its result refused).
+    signal.signal(signal.SIGUSR2, lambda _sig, _frame: None)
     threading.Thread(target=heartbeat, daemon=True).start()
     worker.runner = thread_runner  # the task (agents.worker.evaluate_run) finds its node's runner
     app = worker.make_app(spec["broker"])
@@ -294,8 +299,6 @@ class Fleet:
         }
 
     def close(self) -> None:
-        import signal
-
         for proc in self.agents:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
