@@ -18,8 +18,11 @@ the ones it started (by their process objects) when the honest pass ends, whatev
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-import multiprocessing as mp
+import os
+import signal
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -45,27 +48,43 @@ TIMING_CHEATS = (
 )
 
 
-def _spin(deadline: float) -> None:
-    """Burn one CPU until `deadline` (time.time()), then return."""
-    x = 0
-    while time.time() < deadline:
-        x = (x * 31 + 7) % 1000003
+# Each spinner burns one CPU until its deadline. They are started by a launcher that exits at
+# once, so they are not this process's descendants: the host-load check leaves the evaluation's
+# own process tree out (its sandboxes: farm.harness.host_load), and load on a real node comes
+# from other programs.
+_SPIN = (
+    "import sys, time\n"
+    "d = float(sys.argv[1])\n"
+    "x = 0\n"
+    "while time.time() < d:\n"
+    "    x = (x * 31 + 7) % 1000003\n"
+)
+_LAUNCH = (
+    "import subprocess, sys\n"
+    "for _ in range(int(sys.argv[1])):\n"
+    "    p = subprocess.Popen([sys.executable, '-c', sys.argv[2], sys.argv[3]],\n"
+    "                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+    "    print(p.pid)\n"
+)
 
 
 @contextmanager
 def cpu_load(processes: int, max_s: float) -> Iterator[None]:
-    """`processes` spinners for at most `max_s` seconds; stopped when the block ends."""
+    """`processes` spinners, outside this process's tree, for at most `max_s` seconds; killed
+    when the block ends."""
     deadline = time.time() + max_s
-    spinners = [mp.Process(target=_spin, args=(deadline,), daemon=True) for _ in range(processes)]
-    for p in spinners:
-        p.start()
+    pids: list[int] = []
+    if processes > 0:
+        out = subprocess.check_output(
+            [sys.executable, "-c", _LAUNCH, str(processes), _SPIN, str(deadline)], text=True
+        )
+        pids = [int(line) for line in out.split()]
     try:
         yield
     finally:
-        for p in spinners:
-            p.terminate()
-        for p in spinners:
-            p.join(timeout=5)
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def evaluate_one(path: Path, device: str, baselines: bool) -> dict[str, Any]:

@@ -7,13 +7,18 @@ rejected by two of them and passed a minute later. So before a rule's mismatch b
 verdict, the trusted side looks at the host (Linux /proc; elsewhere only what os.getloadavg
 gives):
 
-- runnable threads per core: threads in state R that do not belong to a sandbox's account
-  (the bwrap and docker runners' users: farm.sandbox), less the supervisor itself, counted a few
-  times over the steal interval (the median), over the cores this process may use. Neither the
-  load average nor a bare count of running processes: both include the candidate's own threads,
-  and a submission that spins threads would turn its own REJECTED into INCONCLUSIVE (the 1-minute
-  average keeps them for a minute after the worker is gone). Where /proc is missing, the
-  1-minute load average is all there is;
+- runnable threads per core: threads in state R outside this process's own descendants (its
+  sandboxes: the candidate's worker and whatever that starts, which bwrap's PID namespace keeps
+  under it), less the supervisor itself, counted a few times over the steal interval (the
+  median), over the cores this process may use. Neither the load average nor a bare count of
+  running processes: both include the candidate's own threads, and a submission that spins
+  threads would turn its own REJECTED into INCONCLUSIVE (the 1-minute average keeps them for a
+  minute after the worker is gone). Other evaluations' sandboxes (another slot of the node,
+  another supervisor) are load like any other program, whatever account they run as. A docker
+  container is started by the docker daemon, not under this process, so its threads count: a
+  submission run by the docker runner that spins can turn its REJECTED into INCONCLUSIVE (never
+  an entry or a reward), not into PASSED. Where /proc is missing, the 1-minute load average is
+  all there is;
 - steal: the share of CPU time the hypervisor gave to other guests over a short interval;
 - the yardstick now against this node's cached one: the same trusted work, measured when the
   host was quiet, taking much longer now means the host is slower now.
@@ -105,38 +110,44 @@ def _per_core(counts: list[int | None]) -> float:
 
 
 def _runnable_outside_sandboxes() -> int | None:
-    """Threads in state R whose process is not a sandbox account's; None without /proc."""
+    """Threads in state R outside this process's descendants; None without /proc."""
     try:
-        pids = [d for d in os.scandir("/proc") if d.name.isdigit()]
+        pids = [int(d.name) for d in os.scandir("/proc") if d.name.isdigit()]
     except OSError:
         return None
-    hidden = _sandbox_uids()
-    count = 0
-    for d in pids:
+    parent: dict[int, int] = {}
+    state: dict[int, list[bytes]] = {}
+    for pid in pids:
         try:
-            if d.stat().st_uid in hidden:
-                continue
-            for task in os.scandir(f"{d.path}/task"):
-                with open(f"{task.path}/stat", "rb") as f:
-                    count += f.read().rsplit(b")", 1)[1].split()[0] == b"R"
-        except (OSError, IndexError):
+            parent[pid] = int(_stat_fields(f"/proc/{pid}/stat")[1])
+            state[pid] = [
+                _stat_fields(f"/proc/{pid}/task/{t.name}/stat")[0]
+                for t in os.scandir(f"/proc/{pid}/task")
+            ]
+        except (OSError, IndexError, ValueError):
             continue  # the process or thread ended while it was read
-    return count
+    mine = _descendants(os.getpid(), parent)
+    return sum(s.count(b"R") for pid, s in state.items() if pid not in mine)
 
 
-def _sandbox_uids() -> set[int]:
-    """The accounts sandboxed programs run as (farm.sandbox's bwrap and docker runners)."""
-    from farm.sandbox.bwrap import sandbox_user
-    from farm.sandbox.docker_runner import SANDBOX_UID
+def _stat_fields(path: str) -> list[bytes]:
+    """The fields of a /proc stat file after the command name: state, ppid, ..."""
+    with open(path, "rb") as f:
+        return f.read().rsplit(b")", 1)[1].split()
 
-    uids = {SANDBOX_UID}
-    try:
-        user = sandbox_user()
-    except Exception:  # no such account here: nothing runs as it
-        user = None
-    if user is not None:
-        uids.add(user.pw_uid)
-    return uids
+
+def _descendants(root: int, parent: dict[int, int]) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for pid, ppid in parent.items():
+        children.setdefault(ppid, []).append(pid)
+    out: set[int] = set()
+    todo = list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        if pid not in out:
+            out.add(pid)
+            todo += children.get(pid, [])
+    return out
 
 
 def _cpu_times() -> list[int]:

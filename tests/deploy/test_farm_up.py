@@ -144,7 +144,9 @@ def read_until(proc: subprocess.Popen[str], marker: str, *, timeout_s: float) ->
 def check_boards(url: str) -> None:
     softmax = requests.get(f"{url}/api/boards/core-v1/softmax/{HW}/", timeout=10).json()
     entries = softmax["entries"]
-    assert [e["user"] for e in entries] == ["alice", "bob", "carol"]  # fused, library, naive
+    # the library op (as fast as the eager baseline: 0.5), the online Triton kernel (slower than
+    # the library op in npu-sim's cost model), the naive one
+    assert [e["user"] for e in entries] == ["bob", "alice", "carol"]
     assert [e["rank"] for e in entries] == [1, 2, 3]
     scores = [e["sol_score"] for e in entries]
     assert scores == sorted(scores, reverse=True) and scores[0] > scores[-1]
