@@ -64,7 +64,10 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-PG = os.environ.get("FARM_BENCH_PG", "postgresql://postgres@127.0.0.1:5432")
+
+from bench import scratch_db  # noqa: E402
+from bench.scratch_db import sql  # noqa: E402
+
 BROKER = "redis://127.0.0.1:6379/11"
 DEAD_AFTER_S = 6
 SOURCE = (REPO / "tests" / "solutions" / "correct" / "vector_add__triton.py").read_text()
@@ -139,14 +142,6 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def sql(database: str, query: str, *args: object) -> list[tuple]:
-    import psycopg
-
-    with psycopg.connect(f"{PG}/{database}", autocommit=True) as conn:
-        cursor = conn.execute(query, args)
-        return cursor.fetchall() if cursor.description else []
-
-
 def wait_for(predicate, timeout: float, what: str):  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -183,8 +178,7 @@ class Bench:
     def __init__(self, workdir: Path, runs: int) -> None:
         from agents.localfarm import LocalFarm
 
-        self.database = f"farm_faults_{uuid.uuid4().hex[:8]}"
-        sql("postgres", f'CREATE DATABASE "{self.database}"')
+        self.database = scratch_db.create("farm_faults")
         self.moto_port = _free_port()
         self.moto = subprocess.Popen(
             [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.moto_port)],
@@ -197,7 +191,7 @@ class Bench:
         _bucket(self.moto_port, bucket)
         subprocess.run(["redis-cli", "-n", "11", "flushdb"], check=True, capture_output=True)
         env = {
-            "DATABASE_URL": f"{PG}/{self.database}",
+            "DATABASE_URL": f"{scratch_db.PG}/{self.database}",
             "CELERY_BROKER_URL": BROKER,
             "FARM_S3_BUCKET": bucket,
             "AWS_S3_ENDPOINT_URL": f"http://127.0.0.1:{self.proxy.port}",
@@ -234,13 +228,7 @@ class Bench:
         self.farm.stop()
         self.moto.terminate()
         self.moto.wait(timeout=10)
-        with contextlib.suppress(Exception):
-            sql(
-                "postgres",
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
-                self.database,
-            )
-            sql("postgres", f'DROP DATABASE IF EXISTS "{self.database}"')
+        scratch_db.drop(self.database)
 
     def submit(self) -> list[int]:
         self.batch += 1

@@ -44,29 +44,21 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import scratch_db  # noqa: E402
 from bench.loadgen import cpu_seconds, pct, processes  # noqa: E402
+from bench.scratch_db import sql  # noqa: E402
 
-PG = "postgresql://postgres@127.0.0.1:5432"
 BROKERS = {"amqp": "amqp://guest:guest@127.0.0.1:5672//", "redis": "redis://127.0.0.1:6379/12"}
 HARDWARE = "nvidia-h100"  # the class the simulated agents serve (their slots sleep, no GPU)
 TEMPLATE = ROOT / "tests" / "fixtures" / "results" / "passed_cpu_vector_add.json"
 SOURCE = "import torch\n\n\ndef kernel(a, b):\n    return torch.add(a, b)\n"
 SCORES_PER_GPU_HOUR = 1000.0
-
-
-def sql(database: str, query: str, *args: object) -> list[tuple]:
-    import psycopg
-
-    with psycopg.connect(f"{PG}/{database}", autocommit=True) as conn:
-        cur = conn.execute(query, args or None)
-        return cur.fetchall() if cur.description else []
 
 
 # --- the simulated agents (child processes) ----------------------------------------------
@@ -166,13 +158,12 @@ class Fleet:
         from agents.localfarm import LocalFarm
 
         self.args, self.workdir = args, workdir
-        self.database = f"farm_fleet_{uuid.uuid4().hex[:8]}"
-        sql("postgres", f'CREATE DATABASE "{self.database}"')
+        self.database = scratch_db.create("farm_fleet")
         self.broker = BROKERS[args.broker]
         if args.broker == "redis":
             subprocess.run(["redis-cli", "-n", "12", "flushdb"], check=True, capture_output=True)
         env = {
-            "DATABASE_URL": f"{PG}/{self.database}",
+            "DATABASE_URL": f"{scratch_db.PG}/{self.database}",
             "CELERY_BROKER_URL": self.broker,
             "FARM_QUOTA_RUNS_PER_HOUR": "10000000",
             "FARM_AUDIT": "0",
@@ -305,13 +296,7 @@ class Fleet:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=10)
         self.farm.stop()
-        with contextlib.suppress(Exception):
-            sql(
-                "postgres",
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
-                self.database,
-            )
-            sql("postgres", f'DROP DATABASE IF EXISTS "{self.database}"')
+        scratch_db.drop(self.database)
 
 
 def drain(fleet: Fleet, ids: list[int], timeout_s: float) -> dict[str, Any]:
