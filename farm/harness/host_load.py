@@ -84,10 +84,10 @@ COUNTS = 5  # runnable-thread counts per sample, spread over the steal interval
 def sample(yardstick_ratio: float = 1.0, *, steal_interval_s: float = STEAL_INTERVAL_S) -> HostLoad:
     """The host now (blocks `steal_interval_s` seconds to watch steal; 0: no steal)."""
     before = _cpu_times()
-    counts = [_runnable_outside_sandboxes()]
+    counts = [_runnable_outside_own_tree()]
     for _ in range(COUNTS - 1 if steal_interval_s > 0 else 0):
         time.sleep(steal_interval_s / (COUNTS - 1))
-        counts.append(_runnable_outside_sandboxes())
+        counts.append(_runnable_outside_own_tree())
     return HostLoad(_per_core(counts), _steal(before, _cpu_times()), yardstick_ratio)
 
 
@@ -109,7 +109,7 @@ def _per_core(counts: list[int | None]) -> float:
         return 0.0
 
 
-def _runnable_outside_sandboxes() -> int | None:
+def _runnable_outside_own_tree() -> int | None:
     """Threads in state R outside this process's descendants; None without /proc."""
     try:
         pids = [int(d.name) for d in os.scandir("/proc") if d.name.isdigit()]

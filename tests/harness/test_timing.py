@@ -470,10 +470,10 @@ def test_the_candidates_threads_are_not_host_load_and_other_programs_are():
     from farm.harness import host_load
 
     spin = [sys.executable, "-c", "while True: pass"]
-    quiet = min(host_load._runnable_outside_sandboxes() or 0 for _ in range(5))
+    quiet = min(host_load._runnable_outside_own_tree() or 0 for _ in range(5))
     children = [subprocess.Popen(spin) for _ in range(3)]  # this process's: the candidate's
     try:
-        mine = max(host_load._runnable_outside_sandboxes() or 0 for _ in range(20))
+        mine = max(host_load._runnable_outside_own_tree() or 0 for _ in range(20))
     finally:
         for p in children:
             p.kill()
@@ -485,7 +485,7 @@ def test_the_candidates_threads_are_not_host_load_and_other_programs_are():
     launcher = [sys.executable, "-c", code]
     others = [int(subprocess.check_output(launcher + spin, text=True)) for _ in range(3)]
     try:
-        theirs = max(host_load._runnable_outside_sandboxes() or 0 for _ in range(20))
+        theirs = max(host_load._runnable_outside_own_tree() or 0 for _ in range(20))
     finally:
         for pid in others:
             os.kill(pid, signal.SIGKILL)
