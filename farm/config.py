@@ -1,15 +1,21 @@
 """Typed readers of the environment, shared by every process of the farm (the server's settings
-adapt them in leaderboard/env.py, the agent's in agents/config.py), and the farm's one home.
+adapt them in leaderboard/env.py, the agent's in agents/config.py), the farm's one home, and the
+node's settings (`NodeSettings`: sandbox, docker, toolchain, suites; docs/agents.md has the table).
 
 A value that cannot be used raises the caller's error type (EnvError unless the reader was made
 with another) naming the variable and what it must be, so a misconfigured process stops at
 start-up. Unset and blank values mean the default.
+
+Nothing else in farm/ or agents/ reads os.environ: code asks `node_settings()` (read once per
+process, at its first call) or is handed the object. What prepares a child's environment starts
+from `child_env()`.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from farm.errors import FarmError
@@ -110,3 +116,95 @@ class Env:
             return Path(path).read_text().strip()
         except OSError as exc:
             raise self.error(f"{name}_FILE={path!r}: cannot read it ({exc.strerror})") from None
+
+
+SANDBOXES = ("auto", "docker", "bwrap", "process")  # farm.sandbox.registry's runners
+SANDBOX_IMAGE_PREFIX = "FARM_SANDBOX_IMAGE_"  # + a device kind's image, upper case (CPU, CUDA)
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class NodeSettings:
+    """What the farm's processes on a node read from the environment: one variable per field
+    (docs/agents.md, "Node settings"). Build it with `from_env`; ask `node_settings()`."""
+
+    sandbox: str = "auto"  # FARM_SANDBOX: the runner `get_runner("auto")` takes
+    allow_unsandboxed: bool = False  # FARM_ALLOW_UNSANDBOXED=1 (only "1") lets `process` run
+    sandbox_user: str = "farm-sandbox"  # FARM_SANDBOX_USER: the account bwrap drops to as root
+    sandbox_images: Mapping[str, str] = field(default_factory=dict)  # image -> FARM_SANDBOX_IMAGE_*
+    sandbox_runtime: str | None = None  # FARM_SANDBOX_RUNTIME: docker runtime (runsc), CPU only
+    docker_host: str | None = None  # DOCKER_HOST: the engine; None: the default socket
+    c_compiler: str | None = None  # CC: Triton's launcher compiler; None: gcc, else clang
+    library_path: tuple[Path, ...] = ()  # LD_LIBRARY_PATH: bound into the sandbox as well
+    suites_path: tuple[Path, ...] = ()  # FARM_SUITES_PATH: more directories holding suites
+    var_dir: Path = REPO_ROOT / "var"  # FARM_VAR_DIR: the local farm's state (`farm up`)
+    tmpdir: Path | None = None  # TMPDIR: a sandboxed worker's scratch directory (it makes it)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> NodeSettings:
+        """The settings of `environ` (default os.environ). Raises EnvError naming a bad value."""
+        env = Env(environ=environ)
+        allow = env.raw("FARM_ALLOW_UNSANDBOXED")
+        return cls(
+            sandbox=env.choice("FARM_SANDBOX", "auto", SANDBOXES),
+            allow_unsandboxed=allow == "1",  # a deliberate "1", nothing that reads like yes
+            sandbox_user=env.text("FARM_SANDBOX_USER", "farm-sandbox"),
+            sandbox_images=_sandbox_images(environ),
+            sandbox_runtime=env.raw("FARM_SANDBOX_RUNTIME"),
+            docker_host=env.raw("DOCKER_HOST"),
+            c_compiler=env.raw("CC"),
+            library_path=_paths(env.text("LD_LIBRARY_PATH"), ":"),
+            suites_path=_paths(env.text("FARM_SUITES_PATH"), os.pathsep),
+            var_dir=Path(env.text("FARM_VAR_DIR", str(REPO_ROOT / "var"))).resolve(),
+            tmpdir=_path_or_none(env.raw("TMPDIR")),
+        )
+
+
+def _sandbox_images(environ: Mapping[str, str] | None) -> dict[str, str]:
+    """FARM_SANDBOX_IMAGE_<IMAGE> -> {"<image>": name}, for every image named (blank: none)."""
+    env = os.environ if environ is None else environ
+    return {
+        name[len(SANDBOX_IMAGE_PREFIX) :].lower(): value.strip()
+        for name, value in env.items()
+        if name.startswith(SANDBOX_IMAGE_PREFIX) and value.strip()
+    }
+
+
+def _paths(value: str, separator: str) -> tuple[Path, ...]:
+    return tuple(Path(p) for p in value.split(separator) if p)
+
+
+def _path_or_none(value: str | None) -> Path | None:
+    return Path(value) if value else None
+
+
+_node_settings: NodeSettings | None = None
+
+
+def node_settings() -> NodeSettings:
+    """This process's node settings, read from the environment at the first call (start-up);
+    raises EnvError naming a bad value."""
+    if _node_settings is None:
+        return node_settings_load()
+    return _node_settings
+
+
+def node_settings_load() -> NodeSettings:
+    """Read the node settings from the environment now and keep them for `node_settings()`:
+    for a process that changed its own environment on purpose (`farm agent`'s options, tests)."""
+    global _node_settings
+    _node_settings = None  # a bad value must not leave the old object in force
+    _node_settings = NodeSettings.from_env()
+    return _node_settings
+
+
+def node_settings_forget() -> None:
+    """Drop the settings read so far; the next `node_settings()` reads the environment again
+    (tests, which change the environment between steps)."""
+    global _node_settings
+    _node_settings = None
+
+
+def child_env(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a child process: this process's own, with `overrides` laid over it."""
+    return {**os.environ, **(overrides or {})}

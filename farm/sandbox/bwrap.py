@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import farm
+from farm.config import node_settings
 from farm.sandbox.base import (
     Runner,
     RunnerAbsent,
@@ -43,8 +44,6 @@ from farm.sandbox.process import prlimit_path
 from farm.sandbox.toolchain import host_root, python_paths
 from farm.sandbox.workdir import capped_workdir
 
-USER_ENV = "FARM_SANDBOX_USER"
-DEFAULT_USER = "farm-sandbox"
 ADD_USER_HINT = (
     "run deploy/sandbox/add-sandbox-user.sh as root (creates the system user 'farm-sandbox')"
 )
@@ -67,7 +66,7 @@ def sandbox_user() -> pwd.struct_passwd | None:
     """
     if os.geteuid() != 0:
         return None
-    name = os.environ.get(USER_ENV, DEFAULT_USER)
+    name = node_settings().sandbox_user
     try:
         user = pwd.getpwnam(name)
     except KeyError:

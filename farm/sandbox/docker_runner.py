@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from farm.config import SANDBOX_IMAGE_PREFIX, node_settings
 from farm.hardware import kinds
 from farm.sandbox.base import Runner, RunnerAbsent, SandboxProcess, SandboxUnavailable
 from farm.sandbox.limits import DeviceAssignment, Limits, Vendor
@@ -34,7 +35,7 @@ HOST_ENV_LABEL = "farm.sandbox.host-env"  # "1": the image runs the node's softw
 # the non-GPU kinds): deploy/sandbox/Dockerfile.<image>, kernel-farm-sandbox:<image>, and the
 # variable FARM_SANDBOX_IMAGE_<IMAGE> that names another.
 DOCKERFILES: dict[str | None, str] = {k.gpu_vendor: k.image for k in kinds.all_kinds()}
-IMAGE_ENV = {v: f"FARM_SANDBOX_IMAGE_{image.upper()}" for v, image in DOCKERFILES.items()}
+IMAGE_ENV = {v: f"{SANDBOX_IMAGE_PREFIX}{image.upper()}" for v, image in DOCKERFILES.items()}
 DEFAULT_IMAGES = {v: f"kernel-farm-sandbox:{image}" for v, image in DOCKERFILES.items()}
 DEFAULT_SOCKET = Path("/var/run/docker.sock")
 RUNTIME_ENV = "FARM_SANDBOX_RUNTIME"
@@ -55,7 +56,7 @@ def image_for(device: DeviceAssignment | None) -> str:
 
 def image_of(vendor: Vendor | None) -> str:
     """The sandbox image for sandboxes of `vendor`'s GPUs (None: CPU and npu-sim)."""
-    return os.environ.get(IMAGE_ENV[vendor], DEFAULT_IMAGES[vendor])
+    return node_settings().sandbox_images.get(DOCKERFILES[vendor]) or DEFAULT_IMAGES[vendor]
 
 
 def build_command(vendor: Vendor | None) -> str:
@@ -165,7 +166,7 @@ class DockerRunner(Runner):
         """A runner on an engine that answers and holds the sandbox image of `vendor`'s GPUs
         (None: the CPU image); raises SandboxUnavailable saying what to run otherwise."""
         self.client = client if client is not None else connect()
-        self.runtime = os.environ.get(RUNTIME_ENV) or None
+        self.runtime = node_settings().sandbox_runtime
         self.host_env = require_image(self.client, vendor)
 
     def spawn(
@@ -240,7 +241,7 @@ def connect() -> Any:
         import docker
     except ImportError:
         raise RunnerAbsent("the docker SDK is not installed", hint="pip install docker") from None
-    where = os.environ.get("DOCKER_HOST")
+    where = node_settings().docker_host
     if not where:
         if not DEFAULT_SOCKET.exists():
             raise RunnerAbsent(

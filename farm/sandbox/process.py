@@ -6,11 +6,11 @@ FARM_ALLOW_UNSANDBOXED=1.
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+from farm.config import node_settings
 from farm.sandbox.base import (
     Runner,
     SandboxProcess,
@@ -25,7 +25,7 @@ ALLOW_ENV = "FARM_ALLOW_UNSANDBOXED"
 
 def unsandboxed_allowed() -> bool:
     """True only for FARM_ALLOW_UNSANDBOXED=1 (any other value, or unset, is False)."""
-    return os.environ.get(ALLOW_ENV, "").strip() == "1"
+    return node_settings().allow_unsandboxed
 
 
 def prlimit_path() -> str:

@@ -11,15 +11,14 @@ document keeps. FARM_SANDBOX (docker | bwrap | process | auto) chooses when the 
 from __future__ import annotations
 
 import logging
-import os
 
+from farm.config import SANDBOXES, node_settings
 from farm.sandbox.base import Runner, RunnerAbsent, SandboxUnavailable
 from farm.sandbox.limits import Vendor
 
 log = logging.getLogger(__name__)
 
-SANDBOX_ENV = "FARM_SANDBOX"
-NAMES = ("auto", "docker", "bwrap", "process")
+NAMES = SANDBOXES
 
 
 def get_runner(name: str = "auto", *, vendor: Vendor | None = None) -> Runner:
@@ -29,7 +28,7 @@ def get_runner(name: str = "auto", *, vendor: Vendor | None = None) -> Runner:
     Raises SandboxUnavailable naming what is missing or what to run.
     """
     if name == "auto":
-        name = os.environ.get(SANDBOX_ENV, "auto").strip() or "auto"
+        name = node_settings().sandbox
     if name not in NAMES:
         raise SandboxUnavailable(
             f"unknown sandbox runner '{name}'",

@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from farm.config import node_settings
 from farm.hardware import kinds
 
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
@@ -108,14 +109,14 @@ def node_toolchain(gpu_vendor: str | None) -> Toolchain:
             found["driver_libraries"] = ":".join(map(str, libs))
         if libs and backend.DRIVER_LIBRARY_ENV:
             env[backend.DRIVER_LIBRARY_ENV] = str(libs[0])
-    dirs += [Path(p) for p in os.environ.get("LD_LIBRARY_PATH", "").split(":") if p]
+    dirs += node_settings().library_path
     path += ["/usr/local/bin", "/usr/bin", "/bin"]
     return Toolchain(tuple(outermost(dirs)), tuple(dict.fromkeys(path)), env, found)
 
 
 def c_compiler() -> Path | None:
     """The C compiler Triton would call to build its launcher: CC, else gcc, else clang."""
-    named = os.environ.get("CC") or shutil.which("gcc") or shutil.which("clang")
+    named = node_settings().c_compiler or shutil.which("gcc") or shutil.which("clang")
     if not named:
         return None
     resolved = shutil.which(named)
