@@ -23,8 +23,12 @@ from farm.errors import FarmError
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "eval": (
-        "farm.harness.commands",
+        "farm.cli_eval",
         "evaluate a kernel file locally and write the result document",
+    ),
+    "pool": (
+        "farm.cli_pool",
+        "start, show or stop the warm evaluation daemon that serves `farm eval`",
     ),
     "sol": ("farm.sol_commands", "print the speed-of-light table of a suite on a hardware class"),
     "suite": ("farm.suite.commands", "verify, pin, import or export problem suites"),
