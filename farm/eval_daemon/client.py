@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from farm.config import child_env
 from farm.errors import FarmError
 from farm.eval_daemon.wire import (
     DaemonStatus,
@@ -150,9 +151,10 @@ def _spawn(device: str, sandbox: str, idle_exit_s: float) -> subprocess.Popen[by
     directory = run_dir()
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(directory, 0o700)
-    env = dict(os.environ)  # the daemon evaluates with this command's settings
-    package_root = str(Path(__file__).resolve().parents[2])  # farm importable from its cwd
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    # the daemon evaluates with this command's settings, with farm importable from its cwd
+    package_root = str(Path(__file__).resolve().parents[2])
+    path = os.pathsep.join(filter(None, [package_root, child_env().get("PYTHONPATH")]))
+    env = child_env({"PYTHONPATH": path})
     argv = [sys.executable, "-m", "farm.eval_daemon.server", "--device", device]
     argv += ["--sandbox", sandbox, "--idle-exit-s", str(idle_exit_s)]
     with log_path().open("ab") as out:

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import socket
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from farm.config import farm_home
+from farm.config import child_env, farm_home
 from farm.wire import Fields
 
 MAX_LINE_BYTES = 64 << 20  # a result document with its logs is well under 1 MiB
@@ -38,8 +37,7 @@ def lock_path() -> Path:
 def settings_fingerprint() -> str:
     """A digest of this process's FARM_* settings: a daemon serves only a client whose
     evaluation settings (sandbox, caches, limits) are its own. Values are never sent."""
-    # the one place that reads the environment as a whole: it must see every FARM_ variable
-    pairs = sorted((k, v) for k, v in os.environ.items() if k.startswith("FARM_"))
+    pairs = sorted((k, v) for k, v in child_env().items() if k.startswith("FARM_"))
     return hashlib.sha256(json.dumps(pairs).encode()).hexdigest()[:16]
 
 
