@@ -34,12 +34,16 @@ class LoadedSubmission:
     call: Callable[[Sequence[Any]], Any]
 
 
-def import_file(path: Path, name: str = MODULE_NAME) -> ModuleType:
-    """Import a Python file as a fresh module; failing to import raises SubmissionError."""
+def import_file(
+    path: Path, name: str = MODULE_NAME, *, namespace: dict[str, Any] | None = None
+) -> ModuleType:
+    """Import a Python file as a fresh module whose globals start with `namespace` (what the
+    file's own code defines replaces it); failing to import raises SubmissionError."""
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise SubmissionError(f"{path.name}: cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
+    module.__dict__.update(namespace or {})
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
@@ -65,6 +69,7 @@ def load(
     arguments: Callable[[Sequence[Any]], Sequence[Any]] | None = None,
     constants: dict[str, Any] | None = None,
     entry: Callable[[ModuleType], Callable[[Sequence[Any]], Any] | None] | None = None,
+    namespace: dict[str, Any] | None = None,
 ) -> LoadedSubmission:
     """Import the submission at `path` and find its entry point.
 
@@ -72,9 +77,11 @@ def load(
     arguments puts them back); `constants` are the problem's module constants for this
     workload, set on the submission's own copies (names it defines) before ModelNew is built;
     `entry(module)`, a problem's own submission format (a GPU MODE eval.py that calls a forward
-    and a backward function), gives the call when the submission follows that format.
+    and a backward function), gives the call when the submission follows that format;
+    `namespace` holds the names the file sees before its own (a KernelBench source's module,
+    as KernelBench runs the source and the candidate in one namespace).
     """
-    module = import_file(path)
+    module = import_file(path, namespace=namespace)
     args = arguments or (lambda inputs: inputs)
     call = entry(module) if entry else None  # the problem's own submission format
     if call is not None:

@@ -62,6 +62,13 @@ def module_constants(reference: ModuleType, axes: dict[str, int]) -> dict[str, A
     return dict(fn(axes)) if fn else {}
 
 
+def submission_namespace(reference: ModuleType, axes: dict[str, int]) -> dict[str, Any]:
+    """The names a submission sees before its own code runs (a KernelBench problem's source
+    module, with its constants at these axes); empty for problems that define none."""
+    fn = getattr(reference, "submission_namespace", None)
+    return dict(fn(axes)) if fn else {}
+
+
 def weight_seeder(seed: int) -> Callable[[], None]:
     """Seed torch's global RNG the way the reference's Model was seeded (KernelBench rule)."""
 

@@ -152,6 +152,7 @@ class Session:
                 arguments=getattr(self.reference, "call_arguments", None),
                 constants=runtime.module_constants(self.reference, request.get("axes", {})),
                 entry=getattr(self.reference, "submission_entry", None),
+                namespace=runtime.submission_namespace(self.reference, request.get("axes", {})),
             )
         except SubmissionError as exc:
             raise SubmissionFailure("COMPILE_ERROR", str(exc)) from None

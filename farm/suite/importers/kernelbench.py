@@ -13,7 +13,10 @@ KernelBench's semantics are kept: models stay in training mode (KernelBench neve
 under PyTorch's default numerics as KernelBench runs both models (cuDNN may use TF32 for
 convolutions, where the farm's own references turn TF32 off), and the tolerance is KernelBench's
 (`get_tolerance_for_precision`, src/kernelbench/eval.py: 1e-4 for float32, 1e-2 for 16-bit
-types, as atol and rtol).
+types, as atol and rtol). KernelBench runs the source and the candidate in one namespace, so
+reference.py's `submission_namespace` hands the source's module-level names to the candidate's
+module (in the sandboxed worker); and it compares only the returned outputs, so the inputs
+Model writes in place are `extra.writable_inputs` (docs/formats.md states both rules).
 
 One deliberate difference: a Model whose forward draws random numbers (dropout) is called with
 torch's generators seeded alike for the reference's call and ModelNew's, so a candidate that draws
@@ -95,6 +98,9 @@ def problem_draft(path: Path, root: Path) -> common.ProblemDraft:
         extra["stochastic"] = STOCHASTIC_NOTE
     if scalars:
         extra["scalar_arguments"] = {str(i): v for i, v in scalars.items()}
+    written = probe.fake_or_real(lambda: written_inputs(module, constants))
+    if written:
+        extra["writable_inputs"] = written  # judged by the outputs alone, as KernelBench does
     if any(state.values()):
         extra["state_bytes"] = state  # the weights count toward the worker's memory limits
     if not_small:
@@ -200,6 +206,19 @@ def _forward(module: ModuleType, axes: dict[str, int]) -> tuple[Any, Any, Any]:
     model = module.Model(*module.get_init_inputs())
     tensors = [t for t in inputs if not _is_scalar(t)]
     return tensors, model(*inputs), model
+
+
+def written_inputs(module: ModuleType, axes: dict[str, int]) -> list[int]:
+    """The tensor inputs (their indices among the problem's inputs) that Model's forward writes
+    in place: their version counters move (a view's moves its base's)."""
+    for k, v in axes.items():
+        setattr(module, k, v)
+    inputs = module.get_inputs()
+    tensors = [t for t in inputs if not _is_scalar(t)]
+    model = module.Model(*module.get_init_inputs())
+    before = [t._version for t in tensors]
+    model(*inputs)
+    return [i for i, (t, v) in enumerate(zip(tensors, before)) if t._version != v]
 
 
 def _is_scalar(value: Any) -> bool:
@@ -355,6 +374,15 @@ def init_inputs(axes):
     """Constructor arguments of Model (and of a submission's ModelNew) for these axes."""
     _configure(axes)
     return list(_source.get_init_inputs())
+
+
+def submission_namespace(axes):
+    """The names a ModelNew file sees before its own code runs: KernelBench execs the source and
+    then the candidate in one namespace, so the source's module-level names (its constants at
+    these axes, its helpers and imports, Model) are visible to ModelNew; the file's own
+    definitions replace them."""
+    _configure(axes)
+    return {{name: value for name, value in vars(_source).items() if not name.startswith("__")}}
 
 
 def call_arguments(tensors):
