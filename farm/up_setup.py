@@ -10,9 +10,10 @@ import os
 import secrets
 from pathlib import Path
 
+from farm.config import child_env, node_settings
 from farm.errors import FarmError
 from farm.hardware import kinds
-from farm.supervise import REPO_ROOT, manage_json
+from farm.supervise import manage_json
 
 DEMO_USER = "demo"
 TOKEN_NAME = "farm-up"
@@ -30,7 +31,7 @@ LOCAL_QUOTA_RUNS_PER_HOUR = 100_000
 
 def var_dir() -> Path:
     """The whole state of the local farm: FARM_VAR_DIR, default var/ of the checkout."""
-    return Path(os.environ.get("FARM_VAR_DIR") or REPO_ROOT / "var").resolve()
+    return node_settings().var_dir
 
 
 def agent_kinds() -> dict[str, str]:
@@ -61,7 +62,7 @@ def agent_nodes(agents: dict[str, str]) -> dict[str, str]:
 def server_env(var: Path, agents: dict[str, str]) -> dict[str, str]:
     """The environment of every process: ours, with the var directory, the local quota and (for
     hardware classes served by a single node) no audit, unless the environment says otherwise."""
-    env = {**os.environ, "FARM_VAR_DIR": str(var), "PYTHONUNBUFFERED": "1"}
+    env = child_env({"FARM_VAR_DIR": str(var), "PYTHONUNBUFFERED": "1"})
     env.setdefault("FARM_QUOTA_RUNS_PER_HOUR", str(LOCAL_QUOTA_RUNS_PER_HOUR))
     single = sorted(hw for kind, hw in agents.items() if kind not in AUDITED_KINDS)
     if single:

@@ -39,6 +39,11 @@ class Config:
     source: str
 
 
+def env_token() -> str | None:
+    """FARM_TOKEN; None when unset or blank."""
+    return _env.raw("FARM_TOKEN")
+
+
 def config_dir() -> Path:
     home = _env.raw("FARM_HOME")
     if home:
@@ -116,15 +121,15 @@ def config_load(
     """Resolve the settings: explicit arguments, then env, then the config file (of `profile`,
     see the module's docstring), then defaults."""
     file_values: dict[str, str] = {}
-    env_url, env_token = _env.raw("FARM_URL"), _env.raw("FARM_TOKEN")
+    env_url, token_of_env = _env.raw("FARM_URL"), env_token()
     path = _readable_path(profile)
-    if not ((url or env_url) and (token or env_token)):
+    if not ((url or env_url) and (token or token_of_env)):
         file_values = config_read(path)
     final_url = url or env_url or file_values.get("url") or DEFAULT_URL
-    final_token = token or env_token or file_values.get("token") or None
+    final_token = token or token_of_env or file_values.get("token") or None
     if url or token:
         source = "arguments"
-    elif env_url or env_token:
+    elif env_url or token_of_env:
         source = "env"
     elif file_values:
         source = str(path)

@@ -6,7 +6,6 @@ Errors name the file and the field, e.g.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -15,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from farm.config import farm_home
+from farm.config import farm_home, node_settings
 from farm.errors import SuiteError, unknown
 from farm.suite import formulas
 from farm.suite.model import (
@@ -73,11 +72,7 @@ class Suite:
 
 def suite_dirs() -> list[Path]:
     """Directories holding suites: bundled ones, then FARM_SUITES_PATH, then the user's store."""
-    dirs = [BUNDLED_SUITES]
-    extra = os.environ.get("FARM_SUITES_PATH", "")
-    dirs += [Path(p) for p in extra.split(os.pathsep) if p]
-    dirs.append(user_suite_dir())
-    return dirs
+    return [BUNDLED_SUITES, *node_settings().suites_path, user_suite_dir()]
 
 
 def user_suite_dir() -> Path:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import os
 import sys
 
 from farm.errors import FarmError
@@ -33,10 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from farm.client import FarmClient
-    from farm.client.config import config_load, config_write
+    from farm.client.config import config_load, config_write, env_token
 
     url = args.url or config_load(profile=args.profile).url
-    token = args.token or os.environ.get("FARM_TOKEN")
+    token = args.token or env_token()
     if not token and args.username:
         password = _password(args, url)
         token = FarmClient(url, "").token_create(username=args.username, password=password)

@@ -19,8 +19,10 @@ FARM_NPU_SIM_MAX_WALL_S         120       wall-clock seconds one measured call m
 
 from __future__ import annotations
 
-import os
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+from farm.config import Env
 
 
 class SimError(Exception):
@@ -78,28 +80,19 @@ class SimLimits:
     max_wall_s: float = 120.0  # wall-clock seconds per measured call
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> SimLimits:
-        """Defaults overridden by FARM_NPU_SIM_* variables.
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> SimLimits:
+        """Defaults overridden by FARM_NPU_SIM_* variables of `environ` (default os.environ).
 
         Raises ValueError naming the variable when a value is not a positive number.
         """
-        env = os.environ if environ is None else environ
-        values: dict[str, float] = {}
+        env = Env(ValueError, environ)
+        limits = cls(
+            max_programs=env.integer(_ENV_NAMES["max_programs"], cls.max_programs),
+            max_launches=env.integer(_ENV_NAMES["max_launches"], cls.max_launches),
+            max_bytes=env.integer(_ENV_NAMES["max_bytes"], cls.max_bytes),
+            max_wall_s=env.number(_ENV_NAMES["max_wall_s"], cls.max_wall_s),
+        )
         for field_name, var in _ENV_NAMES.items():
-            raw = env.get(var)
-            if raw is None or raw == "":
-                continue
-            values[field_name] = _positive(var, raw, float if field_name == "max_wall_s" else int)
-        return cls(**values)  # type: ignore[arg-type]
-
-
-def _positive(var: str, raw: str, kind: type) -> float:
-    try:
-        value = kind(raw)
-    except ValueError:
-        raise ValueError(
-            f"{var}={raw!r} is not a number; set it to a positive {kind.__name__}"
-        ) from None
-    if value <= 0:
-        raise ValueError(f"{var}={raw!r} must be positive")
-    return value
+            if getattr(limits, field_name) <= 0:
+                raise ValueError(f"{var}={env.raw(var)!r} must be positive")
+        return limits

@@ -27,6 +27,8 @@ from typing import Any, BinaryIO
 
 import torch
 
+from farm.config import node_settings
+
 # status and reason code of each replay failure (the trusted side keeps only the failing
 # statuses: it decides UNSUPPORTED itself, from its own checks of the trace)
 FAILURES = {
@@ -45,8 +47,9 @@ def main() -> int:
     fault. Kernel prints (tl.device_print) go to stderr: the reply channel is a duplicate of
     the original stdout."""
     os.environ["TRITON_INTERPRET"] = "1"
-    if os.environ.get("TMPDIR"):  # the worker's scratch dir, made by the sandbox's own user
-        os.makedirs(os.environ["TMPDIR"], exist_ok=True)
+    scratch = node_settings().tmpdir
+    if scratch is not None:  # the worker's scratch dir, made by the sandbox's own user
+        scratch.mkdir(parents=True, exist_ok=True)
     reply_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     from farm.hardware.npu_sim.replay import start
