@@ -12,7 +12,10 @@ reference. Inputs marked `random` are drawn as flashinfer-bench draws them
 generator; `scalar` inputs must have one value across workloads; workloads with `safetensors`
 inputs are skipped (the data is not portable). Outputs are judged by flashinfer-bench's own rule
 (`compute_error_stats`: an element fails when its absolute error exceeds atol AND its relative
-error exceeds rtol, atol = rtol = 1e-2, in float32), the problem's `check`.
+error exceeds rtol, in float32; an output fails when fewer than the required ratio of its
+elements pass), the problem's `check`; atol, rtol and the ratio are resolved from the definition
+as flashinfer-bench resolves them (flashinfer_rules.eval_rule: its eval_config by op_type and
+name, its low-bit evaluator's 0.95).
 """
 
 from __future__ import annotations
@@ -149,25 +152,27 @@ def problem_draft(
                     "small", small, True, "scaled for npu-sim", scaled_from=drafts[0].id
                 )
             )
+    rule = rules.eval_rule(definition)
     ref = rules.TEMPLATE.format(
         name=name,
         inputs=[(s["name"], s["shape"], s["dtype"]) for s in inputs],
         outputs=[s["name"] for s in outputs],
         scalars=scalars,
-        atol=rules.ATOL,
-        ratio=rules.matched_ratio(name),
+        atol=rule.atol,
+        rtol=rule.rtol,
+        ratio=rule.matched_ratio,
     )
     flops, note = _flops(
         definition, inputs, drafts[0].axes, [a for a in axes_def if a not in consts]
     )
-    op_type = str(definition.get("op_type") or definition.get("type"))  # new and old schema
+    op_type = rules.op_type(definition)
     category = TYPE_CATEGORY.get(op_type) or (
         op_type if op_type in CATEGORIES else common.guess_category(name)
     )
     extra: dict[str, Any] = {"imported_from": {"format": "flashinfer-trace", "definition": name}}
     extra["checker"] = (
-        f"flashinfer-bench's compute_error_stats: atol = rtol = {rules.ATOL:g}, "
-        f"matched ratio >= {rules.matched_ratio(name):g}"
+        f"flashinfer-bench's compute_error_stats: atol = {rule.atol:g}, rtol = {rule.rtol:g}, "
+        f"matched ratio >= {rule.matched_ratio:g} (eval_config for op_type {op_type})"
     )
     if op_type == "sampling" or name.startswith("dsa_"):
         extra["stricter"] = (
@@ -196,7 +201,7 @@ def problem_draft(
         flops=flops,
         compute_unit=common.compute_unit(category),
         reference=ref,
-        tolerance=rules.TOLERANCE,
+        tolerance=rule.tolerance(),
         files={"definition.json": json.dumps(definition, indent=1) + "\n"},
         extra=extra,
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -58,13 +59,58 @@ _COMPARE: dict[type, Any] = {
     ast.GtE: operator.ge,
 }
 ATOL = 1e-2  # flashinfer-bench's default atol and rtol (flashinfer_bench/bench/config.py)
-TOLERANCE = {d: {"atol": ATOL, "rtol": ATOL} for d in ("float32", "float16", "bfloat16")}
+# flashinfer-bench's bundled flashinfer_bench/bench/eval_config.yaml: overrides of those defaults
+# per definition `op_type` and per definition name, merged in that order by
+# BenchmarkConfig.resolve_eval_config
+EVAL_CONFIG: dict[str, dict[str, dict[str, float]]] = {
+    "op_type_config": {"moe": {"required_matched_ratio": 0.95}},
+    "definition_config": {},
+}
+# evaluators/lowbit.py: LowBitEvaluator judges the definitions whose name holds this, and asks
+# for this ratio when no config layer sets one
+LOWBIT_NAME, LOWBIT_RATIO = "moe_fp8_block_scale", 0.95
 
 
-def matched_ratio(name: str) -> float:
-    """flashinfer-bench's required matched ratio: 0.95 for its low-bit MoE definitions
-    (evaluators/lowbit.py), else every element."""
-    return 0.95 if "moe_fp8_block_scale" in name else 1.0
+@dataclass(frozen=True)
+class EvalRule:
+    """How flashinfer-bench's compute_error_stats judges a definition's outputs: an element
+    fails when |out - ref| > atol AND |out - ref| / |ref| > rtol; an output fails when fewer
+    than `matched_ratio` of its elements pass."""
+
+    atol: float
+    rtol: float
+    matched_ratio: float
+
+    def tolerance(self) -> dict[str, dict[str, float]]:
+        """problem.yaml's tolerance, per float dtype."""
+        return {
+            d: {"atol": self.atol, "rtol": self.rtol} for d in ("float32", "float16", "bfloat16")
+        }
+
+
+def op_type(definition: dict[str, Any]) -> str:
+    """The definition's `op_type` (`type` in the older schema)."""
+    return str(definition.get("op_type") or definition.get("type"))
+
+
+def eval_rule(definition: dict[str, Any], config: dict[str, Any] | None = None) -> EvalRule:
+    """The definition's rule as flashinfer-bench resolves it: the defaults, then the config's
+    layer for its op_type, then the one for its name; a low-bit MoE definition left without a
+    ratio gets LowBitEvaluator's; otherwise every element must pass."""
+    config = EVAL_CONFIG if config is None else config
+    merged: dict[str, float | None] = {"atol": ATOL, "rtol": ATOL, "required_matched_ratio": None}
+    layers = (
+        config.get("op_type_config", {}).get(op_type(definition)),
+        config.get("definition_config", {}).get(definition["name"]),
+    )
+    for layer in layers:
+        merged |= {k: v for k, v in (layer or {}).items() if k in merged and v is not None}
+    ratio = merged["required_matched_ratio"]
+    if ratio is None and LOWBIT_NAME in definition["name"]:
+        ratio = LOWBIT_RATIO
+    return EvalRule(
+        float(merged["atol"] or ATOL), float(merged["rtol"] or ATOL), float(ratio or 1.0)
+    )
 
 
 TEMPLATE = '''"""Imported from flashinfer-trace definition {name} (verbatim in definition.json)."""
@@ -77,7 +123,7 @@ import torch
 INPUTS = {inputs!r}  # (name, shape, dtype)
 OUTPUTS = {outputs!r}
 SCALARS = {scalars!r}
-ATOL = RTOL = {atol!r}  # flashinfer-bench's defaults (flashinfer_bench/bench/config.py)
+ATOL, RTOL = {atol!r}, {rtol!r}  # flashinfer-bench's rule for this definition
 MATCHED_RATIO = {ratio!r}
 _definition = json.loads(pathlib.Path(__file__).with_name("definition.json").read_text())
 _namespace = {{}}
