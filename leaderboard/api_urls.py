@@ -23,6 +23,7 @@ from leaderboard.nodes.apis import EnrollApi, RegisterApi
 from leaderboard.nodes.suite_archive import SuiteArchiveApi
 from leaderboard.problems.apis import HardwareListApi, ProblemDetailApi, ProblemListApi
 from leaderboard.runs.agent_apis import ArtifactUrlApi, ClaimApi, StartApi
+from leaderboard.runs.apis import RunArtifactApi, RunCancelApi, RunDetailApi, RunListApi
 from leaderboard.runs.node_apis import HeartbeatApi, NodeListCreateApi
 from leaderboard.submissions.apis import (
     SubmissionDetailApi,
@@ -30,12 +31,7 @@ from leaderboard.submissions.apis import (
     SubmissionListCreateApi,
     SubmissionSourceApi,
 )
-from leaderboard.submissions.run_apis import (
-    RunArtifactApi,
-    RunCancelApi,
-    RunDetailApi,
-    RunListApi,
-)
+from leaderboard.submissions.selectors import source_visible
 
 
 class ApiRoot(APIView):
@@ -84,8 +80,16 @@ urlpatterns = [
         name="api-submission-hacked",
     ),
     path("runs/", RunListApi.as_view(), name="api-runs"),
-    path("runs/<int:run_id>/", RunDetailApi.as_view(), name="api-run"),
-    path("runs/<int:run_id>/cancel/", RunCancelApi.as_view(), name="api-run-cancel"),
+    path(
+        "runs/<int:run_id>/",
+        RunDetailApi.as_view(source_visible=source_visible),
+        name="api-run",
+    ),
+    path(
+        "runs/<int:run_id>/cancel/",
+        RunCancelApi.as_view(source_visible=source_visible),
+        name="api-run-cancel",
+    ),
     path(
         "runs/<int:run_id>/artifacts/<str:name>/", RunArtifactApi.as_view(), name="api-run-artifact"
     ),

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 
 from leaderboard.nodes.selectors import hardware_unserved
 from leaderboard.runs.models import Run
@@ -28,3 +28,9 @@ def run_queue(run: Run) -> dict[str, Any] | None:
         return None
     warning = hardware_unserved(hardware=[run.hardware_id]).get(run.hardware_id)
     return {"position": run_queue_position(run=run), "warning": warning}
+
+
+def runs_visible(*, user) -> QuerySet[Run]:
+    """Staff see every run; a user sees their own."""
+    qs = Run.objects.select_related("problem", "submission")
+    return qs if user.is_staff else qs.filter(user=user)

@@ -20,10 +20,10 @@ from leaderboard.artifacts.services import source_text
 from leaderboard.nodes.selectors import hardware_unserved
 from leaderboard.pagination import IdCursorPagination, cursor_page
 from leaderboard.parsers import StorableFormParser, StorableJSONParser, StorableMultiPartParser
+from leaderboard.runs.apis import run_category_field
 from leaderboard.runs.models import Run
 from leaderboard.runs.redaction import failure_detail_redacted
 from leaderboard.submissions.models import Submission
-from leaderboard.submissions.run_apis import run_category_field
 from leaderboard.submissions.selectors import (
     source_visible,
     source_visible_for,

@@ -129,8 +129,3 @@ def submission_state_of(*, states: set[str]) -> str:
     if states & {Run.State.QUEUED, Run.State.LOST}:
         return "queued"
     return "failed" if Run.State.FAILED in states else "done"
-
-
-def runs_visible(*, user) -> QuerySet[Run]:
-    qs = Run.objects.select_related("problem", "submission")
-    return qs if user.is_staff else qs.filter(user=user)

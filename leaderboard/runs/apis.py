@@ -1,5 +1,9 @@
+"""The runs (/api/runs/...): the list of your runs, one run with its result and artifacts,
+cancelling one, and an artifact's download. Node-facing run endpoints: runs/agent_apis.py."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.http import HttpResponseRedirect
@@ -15,8 +19,10 @@ from leaderboard.pagination import IdCursorPagination, cursor_page
 from leaderboard.runs.cancel import run_cancel
 from leaderboard.runs.models import Result, Run, WorkloadResult
 from leaderboard.runs.redaction import document_redacted, failure_detail_redacted
-from leaderboard.runs.selectors import run_queue
-from leaderboard.submissions.selectors import runs_visible, source_visible
+from leaderboard.runs.selectors import run_queue, runs_visible
+from leaderboard.wiring import WiredApi
+
+SourceVisible = Callable[..., bool]  # (*, submission, user) -> may `user` read the source
 
 FILTERS = {
     "state": "state",
@@ -219,20 +225,32 @@ def _visible_run(request, run_id: int) -> Run:
     return run
 
 
-class RunDetailApi(APIView):
+class OneRunApi(WiredApi):
+    """An endpoint that answers with one run, its document redacted unless the user may read
+    the run's source. That rule is the submissions app's (a board's owner can make its sources
+    public): leaderboard/api_urls.py hands it in as `source_visible` (leaderboard/wiring.py)."""
+
+    handed_in = ("source_visible",)
+    source_visible: SourceVisible | None = None
+
+    def detail(self, request, run: Run) -> dict[str, Any]:
+        assert self.source_visible is not None  # WiredApi.as_view requires it
+        visible = self.source_visible(submission=run.submission, user=request.user)
+        context = {"request": request, "source_visible": visible}
+        return dict(RunDetailOutput(run, context=context).data)
+
+
+class RunDetailApi(OneRunApi):
     """One run with its result document, per-workload rows and (for the owner) artifacts."""
 
     permission_classes: list = []
 
     @extend_schema(responses=RunDetailOutput)
     def get(self, request, run_id: int):
-        run = _visible_run(request, run_id)
-        visible = source_visible(submission=run.submission, user=request.user)
-        context = {"request": request, "source_visible": visible}
-        return Response(RunDetailOutput(run, context=context).data)
+        return Response(self.detail(request, _visible_run(request, run_id)))
 
 
-class RunCancelApi(APIView):
+class RunCancelApi(OneRunApi):
     """Owner and staff: cancel a run that has not finished (it fails as CANCELLED; a node
     running it is told to stop). Cancelling it again answers the same; 409 once finished."""
 
@@ -242,9 +260,7 @@ class RunCancelApi(APIView):
         if not _is_owner(request.user, run):
             raise exceptions.PermissionDenied("only the run's owner and admins may cancel it")
         run = run_cancel(run_id=run.pk, by=request.user.get_username())  # RunConflict: 409
-        visible = source_visible(submission=run.submission, user=request.user)
-        context = {"request": request, "source_visible": visible}
-        return Response(RunDetailOutput(run, context=context).data)
+        return Response(self.detail(request, run))
 
 
 class RunArtifactApi(APIView):
