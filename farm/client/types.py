@@ -251,8 +251,54 @@ class Submission:
 
 
 @dataclass(frozen=True)
+class WorkloadFigures:
+    """One workload of a board entry (ms; `sol_score` of this workload alone; `eager_ms` the
+    eager baseline's time in the entry's run)."""
+
+    time_ms: float | None
+    sol_ms: float | None
+    sol_score: float | None
+    eager_ms: float | None
+
+    @classmethod
+    def from_json(cls, data: Any) -> WorkloadFigures:
+        data = data if isinstance(data, dict) else {}
+        return cls(
+            time_ms=_float(data.get("time_ms")),
+            sol_ms=_float(data.get("sol_ms")),
+            sol_score=_float(data.get("sol_score")),
+            eager_ms=_float(data.get("eager_ms")),
+        )
+
+    @property
+    def fraction_of_sol(self) -> float | None:
+        return self.sol_ms / self.time_ms if self.sol_ms and self.time_ms else None
+
+
+@dataclass(frozen=True)
+class CopyFlag:
+    """The entry's source nearly repeats an earlier public entry's (`submission` by `user`);
+    `likeness` is the share of normalised token shingles the two have in common (0-1)."""
+
+    submission: int
+    user: str
+    likeness: float
+
+    @classmethod
+    def from_json(cls, data: Any) -> CopyFlag | None:
+        if not isinstance(data, dict):
+            return None
+        return cls(
+            submission=int(data.get("submission", 0)),
+            user=str(data.get("user", "")),
+            likeness=_float(data.get("likeness")) or 0.0,
+        )
+
+
+@dataclass(frozen=True)
 class BoardEntry:
-    """A ranked board entry (times in ms)."""
+    """A ranked board entry (times in ms: geometric means over its public workloads, each of
+    which is in `workloads`)."""
 
     rank: int
     tied: bool
@@ -265,9 +311,13 @@ class BoardEntry:
     fraction_of_sol: float | None
     speedup_eager: float | None
     raw: dict[str, Any] = field(repr=False)
+    speedup_compile: float | None = None
+    workloads: dict[str, WorkloadFigures] = field(default_factory=dict)
+    copy_of: CopyFlag | None = None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> BoardEntry:
+        workloads = data.get("workloads")
         return cls(
             rank=int(data.get("rank", 0)),
             tied=bool(data.get("tied", False)),
@@ -280,6 +330,12 @@ class BoardEntry:
             fraction_of_sol=_float(data.get("fraction_of_sol")),
             speedup_eager=_float(data.get("speedup_eager")),
             raw=data,
+            speedup_compile=_float(data.get("speedup_compile")),
+            workloads={
+                str(k): WorkloadFigures.from_json(v)
+                for k, v in (workloads.items() if isinstance(workloads, dict) else ())
+            },
+            copy_of=CopyFlag.from_json(data.get("copy_of")),
         )
 
 
@@ -291,6 +347,7 @@ class Board:
     hardware: str
     entries: list[BoardEntry]
     raw: dict[str, Any] = field(repr=False)
+    deterministic: bool = False  # equal times tie exactly; the earlier submission ranks first
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Board:
@@ -301,7 +358,12 @@ class Board:
             hardware=str(data.get("hardware", "")),
             entries=[BoardEntry.from_json(e) for e in data.get("entries") or []],
             raw=data,
+            deterministic=bool(data.get("deterministic", False)),
         )
+
+    def workload_ids(self) -> list[str]:
+        """The workloads any entry was scored on, in the order the entries list them."""
+        return list(dict.fromkeys(w for e in self.entries for w in e.workloads))
 
 
 @dataclass(frozen=True)
