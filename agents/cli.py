@@ -26,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print the devices and the slots the agent would run, then exit",
     )
-    p.add_argument("--log-level", default=os.environ.get("FARM_AGENT_LOG_LEVEL", "INFO"))
+    p.add_argument("--log-level", help="debug | info | warning | error (FARM_AGENT_LOG_LEVEL)")
 
 
 _ENV_OF_OPTION = {
@@ -36,6 +36,7 @@ _ENV_OF_OPTION = {
     "npu_sim_slots": "FARM_NPU_SIM_SLOTS",
     "sandbox": "FARM_SANDBOX",
     "metrics_port": "FARM_AGENT_METRICS_PORT",
+    "log_level": "FARM_AGENT_LOG_LEVEL",
 }
 
 
@@ -47,12 +48,11 @@ def run(args: argparse.Namespace) -> int:
         value = getattr(args, option, None)
         if value is not None:
             os.environ[variable] = str(value)  # slots read the same settings
-    os.environ["FARM_AGENT_LOG_LEVEL"] = args.log_level
-    logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
     try:
         cfg = load_config()
+        logging.basicConfig(
+            level=cfg.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        )
         if args.list_devices:
             return _list_devices(cfg)
         from agents.daemon import Agent

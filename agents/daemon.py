@@ -25,7 +25,7 @@ from typing import Any
 
 from agents import state
 from agents.client import ServerClient
-from agents.config import AgentConfig
+from agents.config import AgentConfig, metrics_dir_set
 from agents.devices import Slot, plan_slots
 from agents.errors import AgentError, ConfigError, PermanentError
 from agents.health import Health, HealthMonitor, Problem
@@ -266,12 +266,12 @@ class Agent:
         directory.mkdir(parents=True, exist_ok=True)
         for stale in directory.glob("*.db"):
             stale.unlink()
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory)
+        metrics_dir_set(directory)
         if self.cfg.metrics_port:
             from agents import metrics
 
             try:
-                metrics.serve(self.cfg.metrics_port)
+                metrics.serve(self.cfg.metrics_port, directory)
             except OSError as exc:
                 log.warning("metrics not served on port %d: %s", self.cfg.metrics_port, exc)
 

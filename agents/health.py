@@ -34,6 +34,7 @@ from typing import Any
 
 from agents.config import REPO_ROOT, AgentConfig
 from agents.devices import Slot
+from farm.config import child_env
 
 log = logging.getLogger(__name__)
 SELFTEST_SOURCE = REPO_ROOT / "examples" / "vector_add_triton.py"
@@ -103,7 +104,7 @@ def selftest(slot: Slot, cfg: AgentConfig, *, timeout_s: float) -> list[Problem]
     with tempfile.TemporaryDirectory(prefix="selftest-", dir=_work(cfg)) as tmp:
         out = Path(tmp) / "result.json"
         command = _eval_command(slot, cfg, out)
-        env = {**os.environ, **slot.env(), "FARM_HOME": str(cfg.home)}
+        env = child_env({**slot.env(), "FARM_HOME": str(cfg.home)})
         try:
             done = subprocess.run(
                 command, env=env, capture_output=True, text=True, timeout=timeout_s, check=False

@@ -19,6 +19,7 @@ from typing import Any
 
 from agents import devices, state
 from agents.client import ServerClient
+from agents.config import metrics_dir
 from agents.devices import Slot
 from agents.errors import AgentError, ClaimLost
 
@@ -126,7 +127,8 @@ def stop_runs(state_dir: Path, live: list[state.Current], runs: set[int]) -> Non
 
 def _forget_process(pid: int) -> None:
     """Drop a dead process's Prometheus files (multiprocess mode), so that its gauges go."""
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    directory = metrics_dir()
+    if directory is not None:
         from prometheus_client import multiprocess
 
-        multiprocess.mark_process_dead(pid)
+        multiprocess.mark_process_dead(pid, str(directory))

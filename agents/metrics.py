@@ -1,13 +1,13 @@
 """The agent's Prometheus metrics, served by the main process on FARM_AGENT_METRICS_PORT.
 
 Slots are separate processes, so the agent runs prometheus-client in multiprocess mode: every
-process writes to PROMETHEUS_MULTIPROC_DIR (set by the main process before any slot starts) and
-the main process's endpoint sums them.
+process writes to PROMETHEUS_MULTIPROC_DIR (agents.config.metrics_dir_set, by the main process
+before any slot starts and before this module is imported) and the main process's endpoint sums
+them.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from prometheus_client import Counter, Gauge, Histogram
@@ -61,20 +61,12 @@ BUSY_SLOTS = Gauge(
 )
 
 
-def prepare_multiprocess_dir(directory: Path) -> None:
-    """Point prometheus-client at a fresh per-agent directory (call before starting slots)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    for stale in directory.glob("*.db"):
-        stale.unlink()
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory)
-
-
-def serve(port: int) -> None:
-    """Serve /metrics on 0.0.0.0:port, summing every process of this agent."""
+def serve(port: int, directory: Path) -> None:
+    """Serve /metrics on 0.0.0.0:port, summing the files every process of this agent writes in
+    `directory`."""
     from prometheus_client import CollectorRegistry, start_http_server
     from prometheus_client.multiprocess import MultiProcessCollector
 
     registry = CollectorRegistry()
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        MultiProcessCollector(registry)
+    MultiProcessCollector(registry, path=str(directory))
     start_http_server(port, registry=registry)

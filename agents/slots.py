@@ -8,7 +8,6 @@ from __future__ import annotations
 import ctypes
 import json
 import logging
-import os
 import signal
 import subprocess
 import sys
@@ -16,6 +15,7 @@ import time
 from dataclasses import asdict
 
 from agents.devices import Slot
+from farm.config import child_env
 
 log = logging.getLogger(__name__)
 PR_SET_PDEATHSIG = 1
@@ -43,7 +43,7 @@ class SlotProcess:
         """The slot process's environment: the agent's, the slot's pinning, and the node token
         the agent holds, however it got it (FARM_NODE_TOKEN_FILE or enrolment): the variables
         it came from are left out, since setting NAME and NAME_FILE at once is refused."""
-        env = {**os.environ, **self.env, **self.slot.env()}
+        env = child_env({**self.env, **self.slot.env()})
         if "FARM_NODE_TOKEN" in self.env:
             for name in ("FARM_NODE_TOKEN_FILE", "FARM_NODE_ENROLL_TOKEN_FILE"):
                 env.pop(name, None)

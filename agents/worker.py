@@ -8,24 +8,24 @@ limits the server put on the message (per mode). The child imports torch and the
 starts, so a job finds a warm process.
 
 The slot's description and the node token come from the environment the agent sets
-(FARM_AGENT_SLOT_JSON, FARM_NODE_TOKEN); everything else from agents.config.
+(agents.config.SlotSettings, FARM_NODE_TOKEN); everything else from agents.config.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import signal
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from celery import Celery
 from celery.exceptions import Reject, SoftTimeLimitExceeded
 from celery.signals import worker_process_init
 
-from agents.config import load_config
+from agents.config import load_config, load_slot_settings
 from agents.errors import RetryableError
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ def runner() -> Any:
         from agents.job import JobRunner
 
         cfg = load_config()
-        slot = Slot(**json.loads(os.environ["FARM_AGENT_SLOT_JSON"]))
+        slot = Slot(**load_slot_settings().slot)
         client = ServerClient(
             cfg.server_url,
             cfg.node_token,
@@ -105,14 +105,13 @@ def evaluate_run(task: Any, run_id: int, **_extra: Any) -> str:
         metrics.EVALUATION_SECONDS.labels(hardware, mode).observe(outcome.timings.evaluate)
     verdict, seconds = outcome.verdict or "", outcome.timings.total
     log.info("run %s: %s %s (%.2f s)", run_id, outcome.status, verdict, seconds)
-    _record(outcome)
+    _record(outcome, job_runner.cfg.journal)
     return outcome.status
 
 
-def _record(outcome: Any) -> None:
-    """Append the outcome and its timings to FARM_AGENT_JOURNAL (JSON lines), when set."""
-    path = os.environ.get("FARM_AGENT_JOURNAL")
-    if not path:
+def _record(outcome: Any, path: Path | None) -> None:
+    """Append the outcome and its timings to `path` (FARM_AGENT_JOURNAL, JSON lines), if any."""
+    if path is None:
         return
     from agents.job import outcome_dict
 
@@ -141,14 +140,14 @@ def main(argv: list[str] | None = None) -> int:
     from agents.slots import die_with_parent
 
     die_with_parent()
-    slot = Slot(**json.loads(os.environ["FARM_AGENT_SLOT_JSON"]))
-    node_id = os.environ.get("FARM_NODE_ID")
+    settings = load_slot_settings()
+    slot = Slot(**settings.slot)
     cfg = load_config()
     app = make_app(cfg.broker_url)
     args = [
         "worker",
         "--queues",
-        ",".join(slot.queues(int(node_id) if node_id else None)),
+        ",".join(slot.queues(settings.node_id)),
         "--pool",
         "prefork",
         "--concurrency",
@@ -158,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         "--without-gossip",
         "--without-mingle",
         "--loglevel",
-        os.environ.get("FARM_AGENT_LOG_LEVEL", "INFO"),
+        cfg.log_level,
         *(argv or []),
     ]
     app.worker_main(args)
