@@ -70,7 +70,7 @@ class EvalRequest:
             raise f.error("request.workloads: must be a list of workload ids")
         return cls(
             source=f.text("source"),
-            filename=Path(f.text("filename")).name or "submission.py",
+            filename=_plain_name(f.text("filename")),
             problem=f.text("problem"),
             suite=f.text("suite"),
             device=f.text("device"),
@@ -82,6 +82,12 @@ class EvalRequest:
             budget_ms=f.number("budget_ms", required=False),
             settings=f.text("settings"),
         )
+
+
+def _plain_name(name: str) -> str:
+    """A file name with no directory part (the daemon writes the source under it)."""
+    plain = Path(name.replace("\0", "")).name
+    return plain if plain not in ("", ".", "..") else "submission.py"
 
 
 @dataclass(frozen=True)
