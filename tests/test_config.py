@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from farm.config import Env, EnvError, farm_home
+from farm.config import (
+    Env,
+    EnvError,
+    NodeSettings,
+    child_env,
+    farm_home,
+    node_settings,
+    node_settings_forget,
+    node_settings_load,
+)
 
 
 class Refused(Exception):
@@ -61,3 +71,54 @@ def test_one_farm_home(monkeypatch, tmp_path):
     from farm.suite.loader import user_suite_dir
 
     assert default_home() == tmp_path.resolve() and user_suite_dir() == tmp_path / "suites"
+
+
+def test_node_settings_are_typed_from_the_environment(tmp_path):
+    env = {
+        "FARM_SANDBOX": "BWRAP",
+        "FARM_ALLOW_UNSANDBOXED": "1",
+        "FARM_SANDBOX_IMAGE_CUDA": "registry.local/sandbox:cuda-7",
+        "FARM_SANDBOX_IMAGE_ROCM": " ",
+        "LD_LIBRARY_PATH": "/opt/a::/opt/b",
+        "FARM_SUITES_PATH": f"{tmp_path}/one:{tmp_path}/two",
+        "FARM_VAR_DIR": str(tmp_path),
+    }
+    settings = NodeSettings.from_env(env)
+    assert settings.sandbox == "bwrap" and settings.allow_unsandboxed is True
+    assert settings.sandbox_images == {"cuda": "registry.local/sandbox:cuda-7"}
+    assert settings.library_path == (Path("/opt/a"), Path("/opt/b"))
+    assert settings.suites_path == (tmp_path / "one", tmp_path / "two")
+    assert settings.var_dir == tmp_path.resolve()
+    assert NodeSettings.from_env({}) == NodeSettings()
+
+
+def test_only_a_deliberate_one_allows_running_unsandboxed():
+    for value in ("true", "yes", "0", ""):
+        assert NodeSettings.from_env({"FARM_ALLOW_UNSANDBOXED": value}).allow_unsandboxed is False
+
+
+def test_a_bad_node_setting_is_named():
+    with pytest.raises(EnvError, match="FARM_SANDBOX='chroot': must be one of auto, docker"):
+        NodeSettings.from_env({"FARM_SANDBOX": "chroot"})
+
+
+def test_node_settings_are_read_once_until_forgotten(monkeypatch):
+    os.environ["FARM_SANDBOX_USER"] = "first"  # not monkeypatch: that forgets on each change
+    try:
+        assert node_settings().sandbox_user == "first"
+        os.environ["FARM_SANDBOX_USER"] = "second"
+        assert node_settings().sandbox_user == "first"
+        assert node_settings_load().sandbox_user == "second"
+        assert node_settings().sandbox_user == "second"
+    finally:
+        del os.environ["FARM_SANDBOX_USER"]
+        node_settings_forget()
+    monkeypatch.setenv("FARM_SANDBOX", "process")
+    assert node_settings().sandbox == "process"
+
+
+def test_a_child_starts_from_this_environment_with_overrides(monkeypatch):
+    monkeypatch.setenv("FARM_TEST_INHERITED", "kept")
+    env = child_env({"FARM_TEST_INHERITED": "replaced", "FARM_TEST_NEW": "1"})
+    assert env["FARM_TEST_INHERITED"] == "replaced" and env["FARM_TEST_NEW"] == "1"
+    assert env["PATH"] == os.environ["PATH"]

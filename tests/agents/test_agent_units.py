@@ -9,15 +9,16 @@ import io
 import json
 import tarfile
 import threading
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 from agents import profiling
 from agents.client import ServerClient
-from agents.config import AgentConfig, time_limits
+from agents.config import AgentConfig, load_config, load_slot_settings, time_limits
 from agents.devices import Slot, plan_slots
-from agents.errors import ClaimLost, PermanentError, RetryableError, SuiteMismatch
+from agents.errors import ClaimLost, ConfigError, PermanentError, RetryableError, SuiteMismatch
 from agents.job import JobRunner
 from agents.suites import SuiteCache
 from farm.hardware.detect import DeviceInfo
@@ -129,6 +130,34 @@ def test_one_slot_per_gpu_and_configurable_npu_slots():
     assert slots[1].queues(7)[-1] == f"{node_q}.gpu-1"
     assert slots[2].queues(7) == ["hw.npu-sim-v1", "hw.npu-sim-v1.node-7"]
     assert slots[0].queues(None) == ["hw.nvidia-h100"]
+
+
+def test_a_slot_process_reads_what_the_agent_handed_it(monkeypatch):
+    slot = plan_slots([NPU], npu_sim_slots=1)[0]
+    monkeypatch.delenv("FARM_AGENT_SLOT_JSON", raising=False)
+    with pytest.raises(ConfigError, match="FARM_AGENT_SLOT_JSON is not set"):
+        load_slot_settings()
+    monkeypatch.setenv("FARM_AGENT_SLOT_JSON", json.dumps(asdict(slot)))
+    monkeypatch.setenv("FARM_NODE_ID", "7")
+    settings = load_slot_settings()
+    assert Slot(**settings.slot) == slot and settings.node_id == 7
+    monkeypatch.setenv("FARM_NODE_ID", "seven")
+    with pytest.raises(ConfigError, match="FARM_NODE_ID='seven': must be an integer"):
+        load_slot_settings()
+
+
+def test_agent_settings_name_a_bad_value(monkeypatch):
+    monkeypatch.setenv("FARM_AGENT_LOG_LEVEL", "debug")
+    monkeypatch.setenv("FARM_AGENT_WARM_POOL", "0")
+    cfg = load_config()
+    assert cfg.log_level == "DEBUG" and cfg.warm_pool is False and cfg.journal is None
+    monkeypatch.setenv("FARM_AGENT_LOG_LEVEL", "loud")
+    with pytest.raises(ConfigError, match="FARM_AGENT_LOG_LEVEL='loud'"):
+        load_config()
+    monkeypatch.delenv("FARM_AGENT_LOG_LEVEL")
+    monkeypatch.setenv("FARM_SANDBOX", "chroot")
+    with pytest.raises(ConfigError, match="FARM_SANDBOX='chroot'"):
+        load_config()
 
 
 def test_device_filter_and_pinning():
