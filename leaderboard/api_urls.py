@@ -19,12 +19,13 @@ from leaderboard.accounts.apis import TokenDeleteApi, TokenListCreateApi
 from leaderboard.artifacts.apis import SignedDownloadApi, SignedUploadApi
 from leaderboard.boards.apis import BoardDetailApi, BoardListApi
 from leaderboard.judging.apis import ResultApi
-from leaderboard.nodes.apis import EnrollApi, RegisterApi
+from leaderboard.nodes.apis import EnrollApi, HeartbeatApi, NodeListCreateApi, RegisterApi
 from leaderboard.nodes.suite_archive import SuiteArchiveApi
 from leaderboard.problems.apis import HardwareListApi, ProblemDetailApi, ProblemListApi
 from leaderboard.runs.agent_apis import ArtifactUrlApi, ClaimApi, StartApi
 from leaderboard.runs.apis import RunArtifactApi, RunCancelApi, RunDetailApi, RunListApi
-from leaderboard.runs.node_apis import HeartbeatApi, NodeListCreateApi
+from leaderboard.runs.selectors import queue_depth_by_hardware
+from leaderboard.runs.services import runs_held
 from leaderboard.submissions.apis import (
     SubmissionDetailApi,
     SubmissionHackedApi,
@@ -99,14 +100,18 @@ urlpatterns = [
         BoardDetailApi.as_view(),
         name="api-board",
     ),
-    path("nodes/", NodeListCreateApi.as_view(), name="api-nodes"),
+    path(
+        "nodes/",
+        NodeListCreateApi.as_view(queue_depth=queue_depth_by_hardware),
+        name="api-nodes",
+    ),
     path("tokens/", TokenListCreateApi.as_view(), name="api-tokens"),
     path("tokens/<int:token_id>/", TokenDeleteApi.as_view(), name="api-token"),
     path("artifacts/<str:token>/", SignedDownloadApi.as_view(), name="api-artifact-download"),
     # node-facing
     path("agent/enroll/", EnrollApi.as_view(), name="agent-enroll"),
     path("agent/register/", RegisterApi.as_view(), name="agent-register"),
-    path("agent/heartbeat/", HeartbeatApi.as_view(), name="agent-heartbeat"),
+    path("agent/heartbeat/", HeartbeatApi.as_view(runs_held=runs_held), name="agent-heartbeat"),
     path("agent/runs/<int:run_id>/claim/", ClaimApi.as_view(), name="agent-claim"),
     path("agent/runs/<int:run_id>/start/", StartApi.as_view(), name="agent-start"),
     path("agent/runs/<int:run_id>/result/", ResultApi.as_view(), name="agent-result"),

@@ -12,8 +12,8 @@ import pytest
 from rest_framework import serializers
 
 from farm.node_api import HeartbeatAck, Job, NodeApiError
+from leaderboard.nodes.apis import HeartbeatAckOutput
 from leaderboard.runs.agent_apis import JobOutput
-from leaderboard.runs.node_apis import HeartbeatAckOutput
 
 # the serializer field that carries each annotation (a nested typed object is a JSON object)
 _FIELD_OF = {
