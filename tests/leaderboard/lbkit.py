@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import json
 import socket
 import time
 
@@ -72,6 +74,24 @@ def submit(client, **fields):
         **fields,
     }
     return client.post("/api/submissions/", body, format="json")
+
+
+def queued_run(clients, **fields):
+    """The run of a fresh submission of the owner's (one hardware class unless `hardware`)."""
+    from leaderboard.runs.models import Run
+
+    body = submit(clients["owner"], **fields).json()
+    return Run.objects.get(pk=body["runs"][0]["id"])
+
+
+def command_answer(*args: str) -> dict:
+    """The one JSON line that a management command prints, read."""
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command(*args, stdout=out)
+    (line,) = out.getvalue().splitlines()  # one line, for the caller to parse
+    return json.loads(line)
 
 
 def result_doc(
