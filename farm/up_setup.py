@@ -18,10 +18,11 @@ from farm.supervise import manage_json
 DEMO_USER = "demo"
 TOKEN_NAME = "farm-up"
 # agents per kind found, of the kinds that have hardware classes (the CPU has none)
-DEVICE_KINDS = tuple(k.name for k in kinds.all_kinds() if k.classes())
+DEVICE_KINDS = tuple(k for k in kinds.all_kinds() if k.classes())
 # kinds that get a second local node, for the audit of first places: those that need no second
 # device for it (the simulated NPU)
-AUDITED_KINDS = tuple(k for k in DEVICE_KINDS if not kinds.get_kind(k).gpu)
+AUDITED_KINDS = tuple(k for k in DEVICE_KINDS if not k.gpu)
+AUDITED_NAMES = frozenset(k.name for k in AUDITED_KINDS)  # agents and nodes are keyed by name
 # The server's default quota (120 runs per user and hardware class an hour) protects a shared
 # farm; on one's own machine it would stop an RL loop after two minutes. This one is above what
 # the local nodes can evaluate, so the queue, not the quota, sets the pace. FARM_QUOTA_RUNS_PER_HOUR
@@ -40,12 +41,13 @@ def agent_kinds() -> dict[str, str]:
     device of that kind.)"""
     from farm.hardware.detect import discover
 
+    names = {k.name for k in DEVICE_KINDS}
     served: dict[str, str] = {}
     for d in discover():
-        if d.hardware_class and d.device in DEVICE_KINDS and d.device not in served:
+        if d.hardware_class and d.device in names and d.device not in served:
             served[d.device] = d.hardware_class
-    for name in AUDITED_KINDS:  # always present: they need no device
-        served.setdefault(name, kinds.get_kind(name).classes()[0])
+    for kind in AUDITED_KINDS:  # always present: they need no device
+        served.setdefault(kind.name, kind.classes()[0])
     return served
 
 
@@ -54,7 +56,7 @@ def agent_nodes(agents: dict[str, str]) -> dict[str, str]:
     nodes = {}
     for kind in agents:
         nodes[f"local-{kind}"] = kind
-        if kind in AUDITED_KINDS:
+        if kind in AUDITED_NAMES:
             nodes[f"local-{kind}-2"] = kind
     return nodes
 
@@ -64,7 +66,7 @@ def server_env(var: Path, agents: dict[str, str]) -> dict[str, str]:
     hardware classes served by a single node) no audit, unless the environment says otherwise."""
     env = child_env({"FARM_VAR_DIR": str(var), "PYTHONUNBUFFERED": "1"})
     env.setdefault("FARM_QUOTA_RUNS_PER_HOUR", str(LOCAL_QUOTA_RUNS_PER_HOUR))
-    single = sorted(hw for kind, hw in agents.items() if kind not in AUDITED_KINDS)
+    single = sorted(hw for kind, hw in agents.items() if kind not in AUDITED_NAMES)
     if single:
         env.setdefault("FARM_AUDIT_SKIP_HARDWARE", ",".join(single))
     return env
