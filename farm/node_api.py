@@ -1,5 +1,5 @@
 """The node API's answers as typed objects: the job a claim hands out and the heartbeat's
-acknowledgement. The server builds them (leaderboard.runs.agent_apis, leaderboard.runs.node_apis)
+acknowledgement. The server builds them (leaderboard.runs.agent_apis, leaderboard.nodes.apis)
 and the agent reads them (agents.client); a test holds the fields equal to the server's DRF
 serializers (`Job`, `HeartbeatAck` in the OpenAPI schema). Times are ISO 8601 strings, limits
 in seconds.
