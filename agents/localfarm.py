@@ -156,16 +156,36 @@ class LocalFarm:
     def run(self, run_id: int) -> dict[str, Any]:
         return dict(self.api("GET", f"/api/runs/{run_id}/"))
 
-    def wait_runs(self, ids: list[int], timeout: float) -> dict[int, dict[str, Any]]:
-        """Poll until every run is done or failed (or the timeout); returns the last states."""
-        deadline = time.monotonic() + timeout
+    def wait_runs(
+        self, ids: list[int], timeout: float, *, stall_s: float | None = None
+    ) -> dict[int, dict[str, Any]]:
+        """Poll until every run is done or failed; returns the last states. Gives up after
+        `timeout` seconds, or, with `stall_s`, once no run has ended for `stall_s` seconds
+        (then `timeout` is only the outer bound): a slow host stretches a batch, a farm that
+        stopped serving it does not end runs at all."""
+        start = last_end = time.monotonic()
         states: dict[int, dict[str, Any]] = {}
-        while time.monotonic() < deadline:
+        ended = 0
+        while True:
             states = {i: self.run(i) for i in ids}
-            if all(s["state"] in ("done", "failed") for s in states.values()):
+            now_ended = sum(s["state"] in ("done", "failed") for s in states.values())
+            now = time.monotonic()
+            if now_ended == len(ids):
+                break
+            if now_ended > ended:
+                ended, last_end = now_ended, now
+            if now - start > timeout or (stall_s is not None and now - last_end > stall_s):
                 break
             time.sleep(1.0)
         return states
+
+    def log_tails(self, lines: int = 15) -> str:
+        """The last `lines` of each process's log, for a test's failure message."""
+        parts = []
+        for path in sorted(self.workdir.glob("*.log")):
+            tail = path.read_text(errors="replace").splitlines()[-lines:]
+            parts.append(f"--- {path.name}\n" + "\n".join(tail))
+        return "\n".join(parts)
 
     # --- plumbing ------------------------------------------------------------------------
 

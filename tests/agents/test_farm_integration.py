@@ -141,6 +141,8 @@ def node_id(database: str, name: str) -> int:
 
 
 def wait_for(predicate, timeout: float, what: str):  # type: ignore[no-untyped-def]
+    """Poll `predicate`; the timeouts below are generous because a loaded 2-core host takes
+    minutes to start an agent's slots, and only a farm that never gets there fails."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         got = predicate()
@@ -172,6 +174,9 @@ def held_by(database: str, node: int, state: str, for_s: float = 0.0) -> int | N
     return int(rows[0][0]) if rows else None
 
 
+# The waits below follow progress, so a loaded host stretches the test past the suite's
+# default limit; a farm that stops ending runs still fails within stall_s.
+@pytest.mark.timeout(1500)
 def test_batch_survives_agent_kills_broker_restart_and_db_cuts(farm, database, redis):
     agent_env = {"FARM_SANDBOX": "bwrap"}
     farm.start_agent("agent-a", **agent_env)
@@ -189,7 +194,7 @@ def test_batch_survives_agent_kills_broker_restart_and_db_cuts(farm, database, r
             lambda ss=states, t=after_s: next(
                 (r for st in ss if (r := held_by(database, a, st, t)) is not None), None
             ),
-            90,
+            240,
             f"{'/'.join(states)} run",
         )
         farm.kill_agent("agent-a")
@@ -199,23 +204,26 @@ def test_batch_survives_agent_kills_broker_restart_and_db_cuts(farm, database, r
 
     # the broker goes away (losing its queues) while runs are queued and running
     ids += submit_batch(farm, 4, offset=8)
-    wait_for(lambda: sql(database, "SELECT 1 FROM runs_run WHERE state='running'"), 60, "a run")
+    wait_for(lambda: sql(database, "SELECT 1 FROM runs_run WHERE state='running'"), 240, "a run")
     restart_redis(redis, down_s=3.0)
 
     # the server's database connections are cut during the batch
     ids += submit_batch(farm, 3, offset=12)
-    wait_for(lambda: sql(database, "SELECT 1 FROM runs_run WHERE state='running'"), 60, "a run")
+    wait_for(lambda: sql(database, "SELECT 1 FROM runs_run WHERE state='running'"), 240, "a run")
     sql(
         database,
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
         "WHERE datname = current_database() AND pid <> pg_backend_pid()",
     )
 
-    states = farm.wait_runs(ids, timeout=170)
+    # Recovery, not speed, is under test: each evaluation takes 10-30 s on a loaded 2-core host
+    # and the two agents run one at a time, so the wait ends when no run has ended for 150 s
+    # (a farm that lost runs), not at a fixed time that a busy CI host outlasts.
+    states = farm.wait_runs(ids, timeout=900, stall_s=150)
     not_done = {
         i: (s["state"], s["failure_code"]) for i, s in states.items() if s["state"] != "done"
     }
-    assert not not_done, f"runs not done: {not_done}"
+    assert not not_done, f"runs not done: {not_done}\n{farm.log_tails()}"
     assert {s["verdict"] for s in states.values()} == {"PASSED"}
     results = sql(database, "SELECT run_id, count(*) FROM runs_result GROUP BY run_id")
     assert sorted(r for r, _ in results) == sorted(ids)
