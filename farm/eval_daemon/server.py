@@ -252,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         daemon.close()
         raise
     _on_signals(daemon)
+    daemon.last_request = time.monotonic()  # idle from now: the warm-up is not idleness
     log.info("serving on %s (pid %d)", path, os.getpid())
     try:
         while serve_one(server):

@@ -134,6 +134,18 @@ def test_start_serve_stop(own_home: Path, tmp_path: Path, capsys) -> None:
     _wait_gone(status.pid)
 
 
+def test_sigterm_stops_the_daemon_and_an_idle_one_exits_by_itself(own_home: Path) -> None:
+    first = client.start(device="cpu", sandbox="auto", idle_exit_s=600)
+    os.kill(first.pid, signal.SIGTERM)
+    _wait_gone(first.pid)
+    assert not socket_path().exists()
+
+    idle = client.start(device="cpu", sandbox="auto", idle_exit_s=2)
+    assert idle.pid != first.pid
+    _wait_gone(idle.pid)
+    assert client.status() is None and not socket_path().exists()
+
+
 def test_killed_daemon_falls_back_cold_and_its_stale_socket_is_replaced(
     own_home: Path, tmp_path: Path, capsys
 ) -> None:
