@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
+import hashlib
 import logging
 import os
 import signal
@@ -59,6 +60,7 @@ class Daemon:
         self.busy = False
         self.last_request = time.monotonic()
         self.stopping = threading.Event()
+        self.suite_stamps: dict[Path, str] = {}  # suite directory -> its files as first seen
 
     def warm_up(self) -> None:
         """Import the harness (and torch) and start the pool of the daemon's own device."""
@@ -107,6 +109,13 @@ class Daemon:
         """Evaluate one submission through the harness, in a private directory of its own."""
         if request.settings != self.settings:
             return _refused("the daemon runs with other FARM_ settings than this command", True)
+        changed = self.suite_changed(request.suite)
+        if changed is not None:
+            # the harness keeps a suite and its references once loaded: a fresh daemon must
+            self.stopping.set()
+            return _refused(
+                f"{changed}; the daemon stops (farm pool start starts a fresh one)", True
+            )
         with self.turn:
             self.busy = True
             try:
@@ -144,6 +153,19 @@ class Daemon:
             )
         return wire_document(doc)
 
+    def suite_changed(self, suite: str) -> str | None:
+        """Why this daemon must not evaluate on `suite` (its files changed on disk since it
+        first did), or None; an unknown suite is left to the harness to name."""
+        from farm.suite.loader import find_suite
+
+        try:
+            root = find_suite(suite).resolve()
+        except FarmError:
+            return None
+        stamp = suite_stamp(root)
+        seen = self.suite_stamps.setdefault(root, stamp)
+        return None if seen == stamp else f"suite {root.name} changed on disk ({root})"
+
     def idle_too_long(self) -> bool:
         return not self.busy and time.monotonic() - self.last_request > self.idle_exit_s
 
@@ -151,6 +173,13 @@ class Daemon:
         for pool in self.pools.values():
             pool.close()
         self.pools.clear()
+
+
+def suite_stamp(root: Path) -> str:
+    """A digest of every file under a suite directory: path, size and modification time."""
+    files = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    stats = [(str(p.relative_to(root)), p.stat().st_size, p.stat().st_mtime_ns) for p in files]
+    return hashlib.sha256(repr(stats).encode()).hexdigest()
 
 
 def wire_document(outcome: Any) -> dict[str, Any]:

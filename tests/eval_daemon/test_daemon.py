@@ -164,6 +164,29 @@ def test_killed_daemon_falls_back_cold_and_its_stale_socket_is_replaced(
     assert second.pid != first.pid and client.status() is not None
 
 
+def test_a_suite_changed_on_disk_is_evaluated_cold_and_stops_the_daemon(
+    own_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The harness keeps a suite (and its references) once loaded; a daemon must not judge
+    against the old files."""
+    from farm.suite.loader import find_suite
+
+    suite = tmp_path / "core-v1"
+    shutil.copytree(find_suite("core-v1"), suite)
+    daemon = client.start(device="cpu", sandbox="auto", idle_exit_s=600)
+    kernel = _kernel(tmp_path, HONEST)
+    code, doc = _eval(kernel, "--suite", str(suite), out=tmp_path / "warm.json")
+    assert code == 0 and client.status().served == 1  # type: ignore[union-attr]
+    problem_file = suite / "vector_add" / "problem.yaml"
+    os.utime(problem_file, ns=(time.time_ns(), time.time_ns() + 10**9))
+
+    code, doc = _eval(kernel, "--suite", str(suite), out=tmp_path / "cold.json")
+    assert code == 0 and doc["verdict"] == "PASSED"
+    err = capsys.readouterr().err
+    assert "evaluating cold" in err and "changed on disk" in err
+    _wait_gone(daemon.pid)
+
+
 def test_daemon_dying_mid_request_falls_back_cold(
     own_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
