@@ -145,6 +145,8 @@ class Run:
     # and why it may wait long (no online node serves its class now)
     queue_position: int | None = None
     queue_warning: str | None = None
+    # which workloads the result ran, which of the problem's it did not, and why (the server's)
+    sizes: str | None = None
 
     @classmethod
     def from_json(cls, data: dict[str, Any], *, submission: int | None = None) -> Run:
@@ -172,6 +174,7 @@ class Run:
             category=str(data.get("category") or ""),
             queue_position=queue.get("position"),
             queue_warning=queue.get("warning") or None,
+            sizes=(res or {}).get("sizes") or None,
         )
 
     @property

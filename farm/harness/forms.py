@@ -90,11 +90,14 @@ def load(
         fn = module.kernel
         return LoadedSubmission("native", module, lambda inputs: fn(*args(inputs)))
     if isinstance(getattr(module, "ModelNew", None), type):
-        for name, value in (constants or {}).items():
-            if hasattr(module, name):
-                setattr(module, name, value)
-        model = _kernelbench(module, init_inputs, seed_weights, device)
-        return LoadedSubmission("kernelbench", module, lambda inputs: model(*args(inputs)))
+        return kernelbench_model(
+            module,
+            init_inputs=init_inputs,
+            seed_weights=seed_weights,
+            device=device,
+            arguments=arguments,
+            constants=constants,
+        )
     if callable(getattr(module, "custom_kernel", None)):
         fn = module.custom_kernel
         if gpumode_data == "tensor":  # GPU MODE passes a lone tensor when generate_input does
@@ -107,6 +110,28 @@ def load(
         hint="define `kernel(*inputs)` returning the output (or KernelBench `ModelNew`, or "
         "GPU MODE `custom_kernel(data)`)",
     )
+
+
+def kernelbench_model(
+    module: ModuleType,
+    *,
+    init_inputs: Callable[[], Sequence[Any]] | None,
+    seed_weights: Callable[[], None] | None,
+    device: Any,
+    arguments: Callable[[Sequence[Any]], Sequence[Any]] | None,
+    constants: dict[str, Any] | None,
+) -> LoadedSubmission:
+    """An imported KernelBench file's ModelNew, built for one workload: the module's copies of
+    the problem's constants set to its values first, the weights seeded as the reference's
+    Model's. A workload with other axes needs one built for it (the worker builds one per
+    axes, as the reference builds Model per axes). Raises SubmissionError when it cannot be
+    built."""
+    args = arguments or (lambda inputs: inputs)
+    for name, value in (constants or {}).items():
+        if hasattr(module, name):
+            setattr(module, name, value)
+    model = _kernelbench(module, init_inputs, seed_weights, device)
+    return LoadedSubmission("kernelbench", module, lambda inputs: model(*args(inputs)))
 
 
 def _kernelbench(module: ModuleType, init_inputs, seed_weights, device=None):

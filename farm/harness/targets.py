@@ -62,15 +62,17 @@ class Target:
         return self.kind.gpu if wanted is None else wanted
 
     def select(self, problem: Problem, ids: list[str] | None, *, every: bool = False) -> Selection:
-        """Workloads to run: the named ones, else the small ones on cpu and npu-sim and every one
-        on GPUs and, with `every` (leaderboard mode), on npu-sim, which simulates every workload
-        at its real size (small workloads are a subset every device runs: sources put their
-        odd, bounds-checking sizes there). FarmError when the problem has nothing this device
-        can run: that is the problem's property, never the submission's fault."""
+        """Workloads to run: the named ones, else the small ones on npu-sim, those and the
+        source sizes a host holds on cpu (Problem.cpu_workloads), and every one on GPUs and,
+        with `every` (leaderboard mode), on npu-sim, which simulates every workload at its real
+        size (small workloads are a subset every device runs: sources put their odd,
+        bounds-checking sizes there). FarmError when the problem has nothing this device can
+        run: that is the problem's property, never the submission's fault."""
         if ids:
             chosen = [problem.workload(i) for i in ids]
         elif not self.kind.gpu and not (every and self.kind.simulated):
-            chosen = [w for w in problem.workloads if w.small]
+            small = [w for w in problem.workloads if w.small]
+            chosen = small if self.kind.simulated else list(problem.cpu_workloads())
             if not chosen:
                 raise FarmError(
                     f"problem {problem.name} is not runnable on device {self.device}: "

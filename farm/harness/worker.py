@@ -70,6 +70,8 @@ class Session:
         self.device = torch.device(self.kind.torch_device)
         self.reference: Any = None  # the problem's reference.py, set by `load`
         self.submission: Any = None
+        self.built_for: dict[str, Any] = {}  # the axes a KernelBench ModelNew was built for
+        self.weight_seed = 0
         self.guard = runtime.Guard(cuda=self.kind.gpu)
         self.timer: Any = None
         self.timing: Any = None  # the timed workload's TimingPolicy
@@ -103,6 +105,8 @@ class Session:
         try:
             if request.get("gpu_memory_bytes"):  # the evaluation's cap (the watch enforces it)
                 _cap_device_memory(self.device, request["gpu_memory_bytes"])
+            if op != "load":
+                self._fit(request)
             reply, tensors = getattr(self, f"op_{op}")(request)
         except SubmissionFailure as exc:
             reply, tensors = {"ok": False, "status": exc.status, "detail": exc.detail}, []
@@ -156,7 +160,32 @@ class Session:
             )
         except SubmissionError as exc:
             raise SubmissionFailure("COMPILE_ERROR", str(exc)) from None
+        self.built_for, self.weight_seed = request.get("axes", {}), request.get("weight_seed", 0)
         return {"ok": True, "form": self.submission.form, "findings": self.guard.after_import()}, []
+
+    def _fit(self, request: dict[str, Any]) -> None:
+        """A KernelBench ModelNew is built for one workload's axes (its constructor arguments
+        and module constants): a request about other axes gets one built for them, as the
+        reference builds its Model per axes."""
+        from farm.errors import SubmissionError
+        from farm.harness import forms, runtime
+
+        axes = request.get("axes")
+        loaded = self.submission
+        if axes is None or axes == self.built_for or getattr(loaded, "form", "") != "kernelbench":
+            return
+        try:
+            self.submission = forms.kernelbench_model(
+                loaded.module,
+                init_inputs=runtime.init_inputs_fn(self.reference, axes),
+                seed_weights=runtime.weight_seeder(self.weight_seed),
+                device=self.device,
+                arguments=getattr(self.reference, "call_arguments", None),
+                constants=runtime.module_constants(self.reference, axes),
+            )
+        except SubmissionError as exc:
+            raise SubmissionFailure("RUNTIME_ERROR", str(exc)) from None
+        self.built_for = axes
 
     def op_check(self, request: dict[str, Any]) -> tuple[dict[str, Any], list]:
         """One checked call. Its outputs are captured the moment it returns, by harness code,

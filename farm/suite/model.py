@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,12 @@ LOW_PRECISION_FLOATS = {
     "float4_e2m1fn_x2",
 }
 FLOAT_DTYPES = {"float64", "float32", "float16", "bfloat16"} | LOW_PRECISION_FLOATS
+
+# cpu runs a source workload that was scaled down for the npu-sim rule when its host bytes
+# (Problem.host_bytes: inputs, outputs and weights at float32 width) fit this: a verdict at the
+# scaled size can differ from the source size's (an unbiased-variance InstanceNorm fails at
+# 16x16 and passes at 512x512), and a host holds far more than the simulator's size rule
+CPU_SOURCE_BYTES = 256 << 20
 
 CATEGORIES = (
     "elementwise",
@@ -222,10 +229,26 @@ class Problem:
             "bytes": self.compulsory_bytes(w),
         }
 
+    def cpu_workloads(self) -> tuple[Workload, ...]:
+        """What cpu runs when no workload is named: the small workloads, and each workload a
+        small copy was scaled from whose host bytes fit CPU_SOURCE_BYTES (a verdict on the copy
+        is that size's, and can differ from the source size's)."""
+        sources = {w.scaled_from for w in self.workloads if w.small and w.scaled_from}
+        return tuple(
+            w for w in self.workloads if w.small or (w.id in sources and self._cpu_holds(w))
+        )
+
+    def _cpu_holds(self, w: Workload) -> bool:
+        try:
+            return self.host_bytes(w) <= CPU_SOURCE_BYTES
+        except (KeyError, ValueError, TypeError, ArithmeticError):  # a shape it cannot size
+            return False
+
     def size_note(self) -> str | None:
-        """Which workloads cpu and npu-sim leave out, and why: outside leaderboard runs they run
-        only the small ones (farm.harness.targets). None when every workload is small."""
-        large = [w.id for w in self.workloads if not w.small]
+        """Which workloads cpu and npu-sim leave out, and why (farm.harness.targets: outside
+        leaderboard runs npu-sim runs the small ones, cpu the cpu_workloads). None when every
+        workload is small."""
+        large = [w for w in self.workloads if not w.small]
         if not large:
             return None
         small = [w for w in self.workloads if w.small]
@@ -235,16 +258,59 @@ class Problem:
                 f"cpu and npu-sim run none of its workloads ({why}); they run on GPUs and in "
                 "npu-sim leaderboard runs"
             )
-        copies = "".join(
-            f"; {w.id} is {w.scaled_from} scaled down to the npu-sim size rule, and a verdict "
-            f"on it is that size's, not {w.scaled_from}'s"
-            for w in small
-            if w.scaled_from
+        cpu = [w.id for w in self.cpu_workloads()]
+        others = _ids(w for w in large if w.id not in cpu)
+        if len(cpu) == len(small):
+            note = (
+                f"cpu and npu-sim run only the small workloads ({_ids(small)}); the others "
+                f"({others}) run on GPUs and in npu-sim leaderboard runs"
+            )
+        elif len(cpu) == len(self.workloads):
+            note = (
+                f"npu-sim runs only the small workloads ({_ids(small)}) outside leaderboard "
+                "runs; cpu and GPUs run every workload"
+            )
+        else:
+            note = (
+                f"npu-sim runs only the small workloads ({_ids(small)}), cpu those and the "
+                f"source sizes it holds ({', '.join(cpu)}); the others ({others}) run on GPUs "
+                "and in npu-sim leaderboard runs"
+            )
+        return note + "".join(self._copy_note(w, cpu) for w in small if w.scaled_from)
+
+    def _copy_note(self, w: Workload, cpu: list[str]) -> str:
+        source = self.workload(str(w.scaled_from))
+        note = f"; {w.id} is {source.id} scaled down to the npu-sim size rule, and a verdict on it "
+        if source.id in cpu:
+            return note + f"is that size's, so cpu runs {source.id} too"
+        try:
+            held = f"{self.host_bytes(source) / 2**20:.0f} MiB at float32 width"
+        except (KeyError, ValueError, TypeError, ArithmeticError):
+            held = "a size it cannot count"
+        return note + (
+            f"is that size's, not {source.id}'s (cpu does not run {source.id}: {held}, over "
+            f"the {CPU_SOURCE_BYTES >> 20} MiB it holds)"
         )
-        return (
-            f"cpu and npu-sim run only the small workloads ({', '.join(w.id for w in small)}); "
-            f"the others ({', '.join(large)}) run on GPUs and in npu-sim leaderboard runs{copies}"
-        )
+
+    def size_statement(self, ran: Iterable[str]) -> str | None:
+        """What a result on this problem ran and which of its workloads it did not, with the
+        size note saying why: `ran: small; not run: source (...)`. `ran` are the ids of the
+        result's workloads that were not skipped (ids not of this problem, such as secret
+        workloads, are left out). None when it ran none of them."""
+        done = set(ran)
+        ids = [w.id for w in self.workloads if w.id in done]
+        if not ids:
+            return None
+        left = [w.id for w in self.workloads if w.id not in done]
+        if not left:
+            return f"ran: {', '.join(ids)} (every workload of the problem)"
+        note = self.size_note()
+        why = f" ({note})" if note else ""
+        return f"ran: {', '.join(ids)}; not run: {', '.join(left)}{why}"
 
     def tolerance_for(self, dtype: str) -> Tolerance:
         return self.tolerance[dtype]
+
+
+def _ids(workloads: Iterable[Workload]) -> str:
+    return ", ".join(w.id for w in workloads)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
 
@@ -42,6 +42,15 @@ def size_note(suite: str, problem: str) -> str | None:
     None when all run everywhere, or when the server cannot read the suite's files."""
     try:
         return suite_load(suite).problem(problem).size_note()
+    except FarmError:
+        return None
+
+
+def size_statement(suite: str, problem: str, ran: Iterable[str]) -> str | None:
+    """Which workloads a result ran, which of the problem's it did not, and why
+    (farm.suite.model.Problem.size_statement); None when the server cannot read the suite."""
+    try:
+        return suite_load(suite).problem(problem).size_statement(ran)
     except FarmError:
         return None
 

@@ -19,7 +19,7 @@ from leaderboard.pagination import IdCursorPagination, cursor_page
 from leaderboard.runs.cancel import run_cancel
 from leaderboard.runs.models import Result, Run, WorkloadResult
 from leaderboard.runs.redaction import document_redacted, failure_detail_redacted
-from leaderboard.runs.selectors import run_queue, runs_visible
+from leaderboard.runs.selectors import result_sizes, run_queue, runs_visible
 from leaderboard.wiring import WiredApi
 
 SourceVisible = Callable[..., bool]  # (*, submission, user) -> may `user` read the source
@@ -100,6 +100,7 @@ class WorkloadOutput(serializers.ModelSerializer):
 
 class ResultOutput(serializers.ModelSerializer):
     workloads = WorkloadOutput(many=True)
+    sizes = serializers.SerializerMethodField()
 
     class Meta:
         model = Result
@@ -111,7 +112,14 @@ class ResultOutput(serializers.ModelSerializer):
             "received_at",
             "document",
             "workloads",
+            "sizes",
         ]
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_sizes(self, result: Result) -> str | None:
+        """Which workloads ran, which of the problem's did not and why ("ran: small; not run:
+        source (...)"); null when the server cannot read the suite."""
+        return result_sizes(result=result)
 
 
 class QueueOutput(serializers.Serializer):

@@ -4,8 +4,10 @@ from typing import Any
 
 from django.db.models import Count, QuerySet
 
+from farm.result import WorkloadStatus
 from leaderboard.nodes.selectors import hardware_unserved
-from leaderboard.runs.models import Run
+from leaderboard.problems import farm_bridge
+from leaderboard.runs.models import Result, Run
 
 
 def queue_depth_by_hardware() -> dict[str, int]:
@@ -34,3 +36,15 @@ def runs_visible(*, user) -> QuerySet[Run]:
     """Staff see every run; a user sees their own."""
     qs = Run.objects.select_related("problem", "submission")
     return qs if user.is_staff else qs.filter(user=user)
+
+
+def result_sizes(*, result: Result) -> str | None:
+    """Which workloads a result ran, which of its problem's it did not, and why
+    (farm.suite.model.Problem.size_statement); skipped and secret workloads are not counted."""
+    ran = [
+        w.workload_id
+        for w in result.workloads.all()
+        if w.status != WorkloadStatus.SKIPPED.value and not w.secret
+    ]
+    problem = result.run.problem
+    return farm_bridge.size_statement(problem.suite_id, problem.name, ran)

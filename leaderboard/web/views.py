@@ -39,7 +39,7 @@ from leaderboard.problems.selectors import (
 from leaderboard.runs.cancel import run_cancel as run_cancel_service
 from leaderboard.runs.models import Result, Run
 from leaderboard.runs.redaction import document_redacted, failure_detail_redacted
-from leaderboard.runs.selectors import queue_depth_by_hardware, run_queue
+from leaderboard.runs.selectors import queue_depth_by_hardware, result_sizes, run_queue
 from leaderboard.runs.services import RunConflict
 from leaderboard.submissions.selectors import (
     source_visible,
@@ -146,6 +146,7 @@ def _run_view(run: Run, result: Result | None, owner: bool, source_shown: bool) 
         "result": result,
         "workloads": list(result.workloads.all()) if result else [],
         "reasons": _reasons([*(doc.reasons if doc else []), *server]),
+        "sizes": result_sizes(result=result) if result is not None else None,
         "findings": doc.findings if doc else [],
         "logs": [a.name for a in artifacts_stored(run=run)] if owner else [],
         "profiles": _launch_profiles(raw, source_shown),

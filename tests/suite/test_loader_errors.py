@@ -171,15 +171,23 @@ def test_size_note_says_which_sizes_cpu_leaves_out_and_why(tmp_path: Path) -> No
     small = {"id": "small", "axes": {"N": 8}, "small": True, "scaled_from": "a"}
     (tmp_path / "1").mkdir()
     assert size_note(tmp_path / "1", [GOOD["workloads"][0], small]) == (
-        "cpu and npu-sim run only the small workloads (small); the others (a) run on GPUs and in "
-        "npu-sim leaderboard runs; small is a scaled down to the npu-sim size rule, and a "
-        "verdict on it is that size's, not a's"
+        "npu-sim runs only the small workloads (small) outside leaderboard runs; cpu and GPUs "
+        "run every workload; small is a scaled down to the npu-sim size rule, and a verdict on "
+        "it is that size's, so cpu runs a too"
     )
     (tmp_path / "2").mkdir()
+    huge = {"id": "a", "axes": {"N": 1 << 27}}  # 1 GiB of input and output
+    assert size_note(tmp_path / "2", [huge, small, GOOD["workloads"][1]]) == (
+        "cpu and npu-sim run only the small workloads (small); the others (a, b) run on GPUs "
+        "and in npu-sim leaderboard runs; small is a scaled down to the npu-sim size rule, and "
+        "a verdict on it is that size's, not a's (cpu does not run a: 1024 MiB at float32 "
+        "width, over the 256 MiB it holds)"
+    )
+    (tmp_path / "3").mkdir()
     why = "no workload fits the npu-sim size rule"
-    assert size_note(tmp_path / "2", GOOD["workloads"][:1], not_small=why) == (
+    assert size_note(tmp_path / "3", GOOD["workloads"][:1], not_small=why) == (
         f"cpu and npu-sim run none of its workloads ({why}); they run on GPUs and in npu-sim "
         "leaderboard runs"
     )
-    (tmp_path / "3").mkdir()
-    assert size_note(tmp_path / "3", [{**small, "scaled_from": None}]) is None
+    (tmp_path / "4").mkdir()
+    assert size_note(tmp_path / "4", [{**small, "scaled_from": None}]) is None

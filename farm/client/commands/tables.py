@@ -59,8 +59,10 @@ def result_table(run: Run) -> Table:
 
 
 def run_footer(run: Run) -> list[str]:
-    """Lines under a run's table: score, reasons, failure."""
+    """Lines under a run's table: score, the sizes run and not run, reasons, failure."""
     lines = [f"verdict: {run.verdict or '-'}   SOL score: {fmt_score(run.sol_score)}"]
+    if run.sizes:
+        lines.append(f"  sizes: {run.sizes}")
     reasons = list(run.result.reasons) if run.result else []
     reasons += run.server_reasons
     triples = [(r.code, r.detail, r.workload) for r in reasons]
