@@ -21,7 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from farm.eval_daemon import client
-from farm.eval_daemon.wire import MAX_SOURCE_BYTES, EvalRequest, settings_fingerprint
+from farm.eval_daemon.wire import (
+    MAX_SOURCE_BYTES,
+    EvalRequest,
+    code_stamp,
+    settings_fingerprint,
+)
 from farm.harness import commands
 from farm.result import exit_code
 
@@ -89,6 +94,7 @@ def eval_request(args: argparse.Namespace) -> EvalRequest | None:
         baselines=not args.no_baselines,
         budget_ms=args.budget_ms,
         settings=settings_fingerprint(),
+        code=code_stamp(),
     )
 
 

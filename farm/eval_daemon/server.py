@@ -33,6 +33,7 @@ from farm.eval_daemon.wire import (
     ErrorReply,
     EvalRequest,
     Reply,
+    code_stamp,
     lock_path,
     read_line,
     run_dir,
@@ -53,6 +54,7 @@ class Daemon:
     def __init__(self, *, device: str, sandbox: str, idle_exit_s: float, path: Path) -> None:
         self.device, self.sandbox, self.idle_exit_s, self.path = device, sandbox, idle_exit_s, path
         self.settings = settings_fingerprint()
+        self.code = code_stamp()  # taken before the harness is imported
         self.started_at = time.time()
         self.pools: dict[tuple[str, str], Any] = {}  # (device, sandbox) -> WorkerPool
         self.turn = threading.Lock()  # one evaluation at a time
@@ -110,6 +112,8 @@ class Daemon:
         if request.settings != self.settings:
             return _refused("the daemon runs with other FARM_ settings than this command", True)
         changed = self.suite_changed(request.suite)
+        if request.code != self.code:
+            changed = "the farm's code changed since the daemon started"
         if changed is not None:
             # the harness keeps a suite and its references once loaded: a fresh daemon must
             self.stopping.set()

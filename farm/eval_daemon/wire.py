@@ -41,6 +41,15 @@ def settings_fingerprint() -> str:
     return hashlib.sha256(json.dumps(pairs).encode()).hexdigest()[:16]
 
 
+def code_stamp() -> str:
+    """A digest of the farm package's Python files (path, size, modification time): a daemon
+    serves only a client of the same code, and stops when the code changed under it."""
+    package = Path(__file__).resolve().parents[1]
+    files = sorted(package.rglob("*.py"))
+    stats = [(str(p.relative_to(package)), p.stat().st_size, p.stat().st_mtime_ns) for p in files]
+    return hashlib.sha256(repr(stats).encode()).hexdigest()[:16]
+
+
 @dataclass(frozen=True)
 class EvalRequest:
     """One `farm eval`, as the daemon needs it: the source itself (not a path the daemon would
@@ -58,6 +67,7 @@ class EvalRequest:
     baselines: bool = True
     budget_ms: float | None = None
     settings: str = ""
+    code: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {"op": "eval", **asdict(self)}
@@ -81,6 +91,7 @@ class EvalRequest:
             baselines=f.flag("baselines", default=True),
             budget_ms=f.number("budget_ms", required=False),
             settings=f.text("settings"),
+            code=f.text("code", required=False) or "",
         )
 
 

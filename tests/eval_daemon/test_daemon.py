@@ -187,6 +187,17 @@ def test_a_suite_changed_on_disk_is_evaluated_cold_and_stops_the_daemon(
     _wait_gone(daemon.pid)
 
 
+def test_a_daemon_of_other_code_stops_and_the_file_is_evaluated_cold(
+    own_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    daemon = client.start(device="cpu", sandbox="auto", idle_exit_s=600)
+    monkeypatch.setattr(cli_eval, "code_stamp", lambda: "edited")  # the farm changed on disk
+    args = cli.build_parser().parse_args(["eval", str(_kernel(tmp_path, HONEST)), *EVAL])
+    assert cli_eval.warm_document(args) is None
+    assert "the farm's code changed since the daemon started" in capsys.readouterr().err
+    _wait_gone(daemon.pid)
+
+
 def test_daemon_dying_mid_request_falls_back_cold(
     own_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
