@@ -85,7 +85,7 @@ class Outcome:
 def default_evaluate(source_path: str | Path, **options: Any) -> dict[str, Any]:
     from farm.harness.supervisor import evaluate
 
-    return evaluate(source_path, **options)
+    return evaluate(source_path, **options).to_json()  # the document leaves the harness here
 
 
 class JobRunner:

@@ -72,7 +72,7 @@ def _farm_verdict(
     try:
         doc = evaluate(
             path, suite=suite, problem=problem, device=device, mode="test", workloads=ids
-        )
+        ).to_json()
     except FarmError as exc:
         return f"farm error: {exc}", ""
     result = Result.from_json(doc)

@@ -31,7 +31,9 @@ def rows(path: Path, device: str) -> list[dict[str, Any]]:
     """One row per timed workload of one honest file."""
     found = PROBLEM.search(path.read_text())
     problem = found.group(1) if found else path.name.split("__")[0]
-    doc = evaluate(path, problem=problem, device=device, mode="benchmark", baselines=False)
+    doc = evaluate(
+        path, problem=problem, device=device, mode="benchmark", baselines=False
+    ).to_json()
     out = []
     for w in doc["workloads"]:
         checks, timing = w.get("correctness") or {}, w.get("timing") or {}

@@ -22,4 +22,4 @@ def evaluate_small(path: Path, device: str, **options: Any) -> dict[str, Any]:
     small = [w.id for w in problem.workloads if w.small]
     return evaluate(
         path, problem=problem.name, device=device, mode="benchmark", workloads=small, **options
-    )
+    ).to_json()

@@ -119,7 +119,7 @@ def evaluate_case(suite: Path, out: Path, runner: str, case: str, workload: str,
             workloads=[workload],
             sandbox=runner,
             baselines=False,
-        )
+        ).to_json()
     except Exception as exc:  # a farm failure is a row too
         return {"error": f"{type(exc).__name__}: {exc}"[:300]}
     wall = time.perf_counter() - started

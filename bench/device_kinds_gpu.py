@@ -56,7 +56,7 @@ def main() -> int:
     doc = evaluate(
         source, problem="softmax", suite="core-v1", device=kind.name, mode="test",
         device_index=first.index, sandbox=args.sandbox,
-    )  # fmt: skip
+    ).to_json()  # fmt: skip
     checks["eval"] = {"verdict": doc.get("verdict"), "hardware": doc.get("hardware")}
 
     failed = [

@@ -34,6 +34,7 @@ path, problem = sys.argv[1], sys.argv[2]
 t = time.perf_counter()
 d = evaluate(path, problem=problem, device="cuda", mode="benchmark", sandbox="process",
              baselines=False)
+d = d.to_json() if hasattr(d, "to_json") else d  # a Result since the harness typed it
 wall = time.perf_counter() - t
 print(json.dumps({
     "verdict": d["verdict"],

@@ -138,7 +138,9 @@ def through_the_farm() -> bool:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "forged_marker.py"
         path.write_text(FORGERY)
-        doc = evaluate(path, problem="vector_add", device="cuda", mode="benchmark", workloads=small)
+        doc = evaluate(
+            path, problem="vector_add", device="cuda", mode="benchmark", workloads=small
+        ).to_json()
     codes = sorted({r["code"] for r in doc["reasons"]})
     print(f"farm eval of the forgery: {doc['verdict']} {codes}")
     return doc["verdict"] == "REJECTED"

@@ -80,7 +80,7 @@ def evaluate_case(runner: str, path: Path, workload: str, mode: str) -> dict:
             sandbox=runner,
             workloads=[workload],
             baselines=False,
-        )
+        ).to_json()
         verdict, codes = doc["verdict"], sorted({r["code"] for r in doc["reasons"]})
         phases = doc.get("timing", {}).get("phases_s", {})
         details = [f"{r['code']}: {r['detail'][-1500:]}" for r in doc["reasons"]]

@@ -138,7 +138,7 @@ def part_sol(out: Path, problems: list[str]) -> list[dict]:
             device="cuda",
             compile_baseline=False,
             policy={"budget_ms": 2000},
-        )
+        ).to_json()
         (out / f"sol_{name}.json").write_text(json.dumps(doc, indent=1))
         for w in doc["workloads"]:
             eager, sol_ms = w["baseline_ms"]["eager"], w["sol_ms"]

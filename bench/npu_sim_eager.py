@@ -40,7 +40,9 @@ def main() -> int:
         path = Path(tempfile.mkdtemp(prefix="farm-eager-")) / f"{name}.py"
         path.write_text(source)
         small = [w.id for w in problem.workloads if w.small]
-        doc = evaluate(path, problem=name, device="npu-sim", mode="benchmark", workloads=small)
+        doc = evaluate(
+            path, problem=name, device="npu-sim", mode="benchmark", workloads=small
+        ).to_json()
         for w in doc["workloads"]:
             if w.get("secret"):
                 continue

@@ -103,7 +103,7 @@ def main() -> int:
             workloads=workloads,
             sandbox=args.sandbox,
             pool=pool,
-        )
+        ).to_json()
         return time.monotonic() - t0, doc["verdict"]
 
     try:

@@ -32,7 +32,9 @@ def rows_for(path: Path, device: str) -> list[dict]:
     problem = HEADER.findall(path.read_text())[0]
     policy = resolve_target(device, None, 0).policy({})
     limit_ms = 1.1 * policy.budget_ms
-    doc = evaluate(path, problem=problem, device=device, mode="benchmark", baselines=False)
+    doc = evaluate(
+        path, problem=problem, device=device, mode="benchmark", baselines=False
+    ).to_json()
     rows = []
     for entry in doc["workloads"]:
         timing = entry.get("timing") or {}

@@ -109,7 +109,7 @@ def run_one(path: Path, device: str, mode: str, runtime_only: bool = False) -> d
         return _row(path, header, f"SKIPPED ({header['device']} only)", ok=True)
     start = time.monotonic()
     try:
-        doc = evaluate(path, problem=header["problem"], device=device, mode=mode)
+        doc = evaluate(path, problem=header["problem"], device=device, mode=mode).to_json()
         verdict = doc["verdict"]
         reasons = [
             f"{r['code']}: {' '.join(r['detail'].split())[:160]}" for r in doc["reasons"][:2]

@@ -26,7 +26,7 @@ from bench.corpus import evaluate_small  # noqa: E402
 
 
 def rows_for(path: Path, device: str) -> list[dict]:
-    from farm.harness.report import window_yardstick
+    from farm.harness.timing_stats import WindowRecord, window_yardstick
 
     doc = evaluate_small(path, device, baselines=False)
     findings = doc["guard"]["findings"]
@@ -37,7 +37,7 @@ def rows_for(path: Path, device: str) -> list[dict]:
         if not timing.get("count"):
             rows.append({"file": path.name, "workload": entry["id"], "verdict": doc["verdict"]})
             continue
-        per_call, floor = window_yardstick(timing["windows"])
+        per_call, floor = window_yardstick([WindowRecord.from_json(w) for w in timing["windows"]])
         calibration = timing.get("harness_overhead_ms")
         rows.append(
             {

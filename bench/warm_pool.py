@@ -99,7 +99,7 @@ def main() -> int:
                     baselines=not args.no_baselines,
                     device_index=args.device_index,
                     pool=pool,
-                )
+                ).to_json()
                 wall = time.perf_counter() - t0
                 w = next((x for x in doc["workloads"] if x["id"] == workload), {})
                 why = [*doc["reasons"], *w.get("errors", [])]

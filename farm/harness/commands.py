@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         sandbox=args.sandbox,
     )
     try:
-        doc = _evaluate(args, early)
+        doc = _evaluate(args, early).to_json()  # the document, made here where it leaves
     finally:
         if early is not None:
             early.close()
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     return exit_code([doc.get("verdict")])
 
 
-def _evaluate(args: argparse.Namespace, early: Any) -> dict[str, Any]:
+def _evaluate(args: argparse.Namespace, early: Any) -> Result:
     from farm.harness.supervisor import evaluate
 
     return evaluate(

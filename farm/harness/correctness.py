@@ -19,11 +19,10 @@ said in docs/formats.md.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import torch
 
-from farm.result import reason
+from farm.result import Reason
 from farm.suite.model import Invariant, Problem, Tolerance
 
 _CHUNK = 1 << 24  # elements compared at a time (bounds the extra memory)
@@ -36,12 +35,12 @@ def compare(
     *,
     device: torch.device,
     check: Callable[[Sequence[torch.Tensor]], list[str]] | None = None,
-) -> tuple[list[dict[str, Any]], dict[str, float]]:
+) -> tuple[list[Reason], dict[str, float]]:
     """Return (reasons, error stats); no reasons means the outputs are correct. `check` is the
     problem's own checker (see the module docstring)."""
     if len(outputs) != len(expected):
         return [
-            reason("OUTPUT_COUNT", f"returned {len(outputs)} outputs, expected {len(expected)}")
+            Reason("OUTPUT_COUNT", f"returned {len(outputs)} outputs, expected {len(expected)}")
         ], {}
     unread = [
         r
@@ -54,7 +53,7 @@ def compare(
         return unread, {}
     if check is not None:
         return _checked(outputs, expected, check, problem, device), {}
-    reasons: list[dict[str, Any]] = []
+    reasons: list[Reason] = []
     stats = {"max_abs_err": 0.0, "max_rel_err": 0.0, "norm_err": 0.0}
     for i, (out, ref) in enumerate(zip(outputs, expected)):
         name = problem.outputs[i].name if i < len(problem.outputs) else f"output {i}"
@@ -83,8 +82,8 @@ def _checked(
     check: Callable[[Sequence[torch.Tensor]], list[str]],
     problem: Problem,
     device: torch.device,
-) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
+) -> list[Reason]:
+    found: list[Reason] = []
     for i, (out, ref) in enumerate(zip(outputs, expected)):
         name = problem.outputs[i].name if i < len(problem.outputs) else f"output {i}"
         if out.is_floating_point():
@@ -93,7 +92,7 @@ def _checked(
     if found:
         return found
     messages = check([o.to(device) for o in outputs])
-    return [reason("MISMATCH", f"the problem's own checker: {m}") for m in messages]
+    return [Reason("MISMATCH", f"the problem's own checker: {m}") for m in messages]
 
 
 def _bits(t: torch.Tensor) -> torch.Tensor:
@@ -108,34 +107,34 @@ def _widened(t: torch.Tensor) -> torch.Tensor:
     return t.float() if t.is_floating_point() and t.element_size() == 1 else t
 
 
-def _finite_and_nonzero(o: torch.Tensor, r: torch.Tensor, name: str) -> list[dict[str, Any]]:
+def _finite_and_nonzero(o: torch.Tensor, r: torch.Tensor, name: str) -> list[Reason]:
     o, r = _widened(o), _widened(r)
     if o.is_floating_point() and not bool(torch.isfinite(o).all()):
         n = int((~torch.isfinite(o)).sum())
-        return [reason("NON_FINITE", f"{name}: {n} elements are NaN or Inf")]
+        return [Reason("NON_FINITE", f"{name}: {n} elements are NaN or Inf")]
     if o.numel() and not bool(o.any()) and bool(r.any()):
-        return [reason("ALL_ZERO", f"{name}: the output is all zeros and the reference is not")]
+        return [Reason("ALL_ZERO", f"{name}: the output is all zeros and the reference is not")]
     return []
 
 
-def _structure(out: torch.Tensor, ref: torch.Tensor, name: str) -> list[dict[str, Any]]:
+def _structure(out: torch.Tensor, ref: torch.Tensor, name: str) -> list[Reason]:
     if out.dtype != ref.dtype:
-        return [reason("WRONG_DTYPE", f"{name}: dtype {_dt(out)}, expected {_dt(ref)}")]
+        return [Reason("WRONG_DTYPE", f"{name}: dtype {_dt(out)}, expected {_dt(ref)}")]
     if tuple(out.shape) != tuple(ref.shape):
         return [
-            reason("WRONG_SHAPE", f"{name}: shape {list(out.shape)}, expected {list(ref.shape)}")
+            Reason("WRONG_SHAPE", f"{name}: shape {list(out.shape)}, expected {list(ref.shape)}")
         ]
     return []
 
 
 def _values(
     out: torch.Tensor, ref: torch.Tensor, name: str, problem: Problem
-) -> tuple[list[dict[str, Any]], dict[str, float]]:
+) -> tuple[list[Reason], dict[str, float]]:
     if not out.is_floating_point() or out.dtype == torch.float4_e2m1fn_x2:
         bad = int((_bits(out) != _bits(ref)).sum())
         if bad:
             return [
-                reason(
+                Reason(
                     "MISMATCH",
                     f"{name}: {bad} of {out.numel()} elements differ (exact match required)",
                 )
@@ -151,7 +150,7 @@ def _values(
 
 def _tolerance(
     o: torch.Tensor, r: torch.Tensor, tol: Tolerance, name: str
-) -> tuple[list[dict[str, Any]], dict[str, float]]:
+) -> tuple[list[Reason], dict[str, float]]:
     """Element-wise and normwise errors, computed on the outputs' device in chunks; the host
     reads one small vector at the end (counts, maxima, the first and the worst element)."""
     acc = _Errors(o.device, o.dtype)
@@ -166,7 +165,7 @@ def _tolerance(
             f"norm_rtol={tol.norm_rtol:g}: every element is off, as when computed at a lower "
             "precision than the dtype"
         )
-        return [reason("MISMATCH", detail)], stats
+        return [Reason("MISMATCH", detail)], stats
     if not bad:
         return [], stats
     detail = (
@@ -175,7 +174,7 @@ def _tolerance(
         f"expected {float(r[first]):.6g}; worst at flat index {worst}: got "
         f"{float(o[worst]):.6g}, expected {float(r[worst]):.6g})"
     )
-    return [reason("MISMATCH", detail)], stats
+    return [Reason("MISMATCH", detail)], stats
 
 
 class _Errors:
@@ -216,7 +215,7 @@ class _Errors:
         return int(bad), max_abs, max_rel, err_sq, ref_sq, int(ints[0]), int(ints[1])
 
 
-def _invariant(out: torch.Tensor, inv: Invariant, name: str) -> list[dict[str, Any]]:
+def _invariant(out: torch.Tensor, inv: Invariant, name: str) -> list[Reason]:
     """INVARIANT when the output breaks a property the problem states (checked in fp64)."""
     if not out.is_floating_point() or out.numel() == 0:
         return []
@@ -228,7 +227,7 @@ def _invariant(out: torch.Tensor, inv: Invariant, name: str) -> list[dict[str, A
         off = float((wide.sum(inv.dim) - inv.value).abs().max())
         if off > slack:
             return [
-                reason(
+                Reason(
                     "INVARIANT",
                     f"{name}: sums over dim {inv.dim} are off {inv.value:g} by up to {off:.3g} "
                     f"(allowed {slack:g})",
@@ -238,7 +237,7 @@ def _invariant(out: torch.Tensor, inv: Invariant, name: str) -> list[dict[str, A
     low, high = float(wide.min()), float(wide.max())
     if low < inv.low - slack or high > inv.high + slack:
         return [
-            reason(
+            Reason(
                 "INVARIANT",
                 f"{name}: values span [{low:.6g}, {high:.6g}], outside [{inv.low:g}, {inv.high:g}]",
             )

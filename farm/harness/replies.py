@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from farm.result import WorkloadStatus
+from farm.result import Finding, Reason, WorkloadStatus
 
 MAX_TEXT = 4000  # characters of any text a worker sends (details, tracebacks) that are kept
 MAX_FINDINGS = 64  # findings kept from one reply
@@ -56,21 +56,25 @@ class Failure:
     detail: str
     compile: bool = False  # the submission did not load (verdict COMPILE_ERROR)
 
-    def reason(self) -> dict[str, Any]:
-        return {"code": self.code, "detail": self.detail}
+    def reason(self) -> Reason:
+        return Reason(self.code, self.detail)
+
+    def error(self) -> Reason:
+        """The failure as a workload's error, which names the status it gives."""
+        return Reason(self.code, self.detail, extra={"status": self.status.value})
 
 
 @dataclass(frozen=True)
 class LoadReply:
     failure: Failure | None
     form: str | None
-    findings: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class CheckReply:
     failure: Failure | None
-    findings: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -91,7 +95,7 @@ class WindowReply:
     times_ms: list[float]
     event_ms: list[float]
     sim: dict[str, Any] | None
-    findings: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -136,7 +140,7 @@ def failure(header: dict[str, Any]) -> Failure | None:
     return Failure(code.upper(), status, detail, compile=claimed == "COMPILE_ERROR")
 
 
-def findings(value: Any) -> list[dict[str, Any]]:
+def findings(value: Any) -> list[Finding]:
     """The guard findings a reply carries, each with a code, severity, detail and line."""
     if value is None:
         return []
@@ -149,12 +153,12 @@ def findings(value: Any) -> list[dict[str, Any]]:
         severity = item.get("severity")
         line = item.get("line")
         out.append(
-            {
-                "code": text(item.get("code"), 64),
-                "severity": severity if severity in _SEVERITIES else "flag",
-                "detail": text(item.get("detail"), 1000),
-                "line": line if isinstance(line, int) and not isinstance(line, bool) else None,
-            }
+            Finding(
+                code=text(item.get("code"), 64),
+                severity=severity if severity in _SEVERITIES else "flag",
+                detail=text(item.get("detail"), 1000),
+                line=line if isinstance(line, int) and not isinstance(line, bool) else None,
+            )
         )
     return out
 

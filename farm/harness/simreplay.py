@@ -72,7 +72,7 @@ def judge(
     if errors:
         first = errors[0]
         return {
-            **_failure(first.get("status", "INCORRECT"), first["code"], first["detail"]),
+            **_failure(first.extra.get("status", "INCORRECT"), first.code, first.detail),
             "errors": errors,
             "candidate": candidate,
             "reference": reference,
@@ -148,23 +148,23 @@ def reference_cost(module: Any, inputs: list[Any]) -> tuple[list[torch.Tensor], 
 
 def _check(
     problem: Any, reply: Any, expected: list[torch.Tensor]
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[list[Any], dict[str, Any]]:
     """Compare the replay's outputs with the reference: every element, or, when a launch was
     sampled, every element it produced."""
     from farm.harness import correctness
-    from farm.result import reason
+    from farm.result import Reason
 
     writable = set(problem.extra.get("writable_inputs", ()))
     touched = [i for i in reply.inputs_written if i not in writable]
     if touched:
         names = ", ".join(problem.inputs[i].name for i in touched if i < len(problem.inputs))
-        return [reason("INPUT_MODIFIED", f"the kernel modified its input(s) {names}")], {}
+        return [Reason("INPUT_MODIFIED", f"the kernel modified its input(s) {names}")], {}
     if reply.outputs_short:
         detail = (
             f"output(s) {reply.outputs_short} were not written in full by the recorded "
             "launches and PyTorch ops: npu-sim counts only work the trace holds"
         )
-        return [{**reason("NPU_SIM_UNCOUNTED_OUTPUT", detail), "status": "REJECTED"}], {}
+        return [Reason("NPU_SIM_UNCOUNTED_OUTPUT", detail, extra={"status": "REJECTED"})], {}
     cpu = torch.device("cpu")
     if not reply.sampled or all(k is None for k in reply.produced):
         errors, stats = correctness.compare(reply.outputs, expected, problem, device=cpu)
@@ -191,95 +191,89 @@ def _check(
 # -- the supervisor's side ------------------------------------------------------------------
 
 
-def workload_entry(ev: Any, worker: Any, w: Any) -> dict[str, Any]:
+def workload_record(ev: Any, worker: Any, w: Any) -> Any:
     """Check and time workload `w` of evaluation `ev` (farm.harness.supervisor.Evaluation) on
     npu-sim: small workloads are also checked in the worker (every output, three rounds); every
     workload is recorded there and replayed in a sandbox of the evaluation's runner
-    (`ev.runner`: the workers' own), which gives the outputs this process checks and the candidate's
-    simulated time; the eager baseline is costed here. Raises what worker requests raise
-    (WorkerDied, BadReply)."""
+    (`ev.workers.runner`: the workers' own), which gives the outputs this process checks and
+    the candidate's simulated time; the eager baseline is costed here. Returns the workload's
+    farm.harness.record.WorkloadRecord. Raises what worker requests raise (WorkerDied,
+    BadReply)."""
     from farm.harness import report
-    from farm.result import Mode, WorkloadStatus
+    from farm.harness.record import Checks, WorkloadRecord
+    from farm.result import WorkloadStatus
 
+    case = ev.case
     if w.small:
-        with ev._phase("correctness"):
-            entry = ev._check(worker, w)
-        if entry["status"] != WorkloadStatus.PASSED:
-            return entry
+        with ev.report.phases("correctness"):
+            record = ev.checker.check(worker, w)
+        if not record.passed:
+            return record
     else:
-        entry = report.workload_entry(ev.problem, w, WorkloadStatus.PASSED, [])
-    with ev._phase("timing"):
+        record = WorkloadRecord.new(case.problem, w, WorkloadStatus.PASSED, [])
+    with ev.report.phases("timing"):
         started = time.perf_counter()
         answer = _trace_and_replay(ev, worker, w)
         wall_ms = (time.perf_counter() - started) * 1000
     if not answer.get("ok"):
         errors = answer.get("errors") or [_reason_of(answer)]
+        status = {"status": answer.get("status", "RUNTIME_ERROR")}
         report.set_status(
-            entry, [{**e, "status": answer.get("status", "RUNTIME_ERROR")} for e in errors[:1]]
+            record, [dataclasses.replace(e, extra={**e.extra, **status}) for e in errors[:1]]
         )
         if "candidate" in answer:
-            entry["simulation"] = answer["candidate"]
-        return entry
+            record.simulation = answer["candidate"]
+        return record
     candidate = answer["candidate"]
-    entry["correctness"] = {**entry.get("correctness", {}), "replay": candidate.pop("check")}
-    if ev.mode != Mode.TEST:
-        report.add_timing(entry, _summary(candidate), wall_ms, thermal={}, warmup_ms=0.0)
-        if ev.opts.baselines:
-            report.add_baseline(
-                entry, "eager", _summary(answer["reference"]), wall_ms, thermal={}, warmup_ms=0.0
-            )
-    return entry
+    record.checks = record.checks or Checks()
+    record.checks.replay = candidate.pop("check")
+    if case.timed:
+        report.add_timing(record, _measured(candidate), wall_ms, thermal={}, warmup_ms=0.0)
+        if case.opts.baselines:
+            reference = _measured(answer["reference"])
+            report.add_baseline(record, "eager", reference, wall_ms, thermal={}, warmup_ms=0.0)
+    return record
 
 
-def _reason_of(answer: dict[str, Any]) -> dict[str, Any]:
+def _reason_of(answer: dict[str, Any]) -> Any:
     from farm.harness import replies
-    from farm.result import reason
+    from farm.result import Reason
 
-    return reason(str(answer.get("code", "NPU_SIM_REPLAY")), replies.text(answer.get("detail")))
+    return Reason(str(answer.get("code", "NPU_SIM_REPLAY")), replies.text(answer.get("detail")))
 
 
-def _summary(sim: dict[str, Any]) -> dict[str, Any]:
+def _measured(sim: dict[str, Any]) -> Any:
+    """One simulated call as a timing's measurement (farm.harness.timing_stats.Measured): no
+    wall-clock windows, nothing re-checked (the replay checked the outputs)."""
+    from farm.harness.timing_stats import Measured
+
     t = float(sim["time_ms"])
-    # the fields of a timed run's summary (farm.harness.windows.TimedRun.summary): one
-    # simulated call, no wall-clock windows, nothing re-checked (the replay checked the outputs)
-    return {
-        "times_ms": [t],
-        "event_ms": [t],
-        "method": METHOD,
-        "windows_ms": [t],
-        "windows": [],
-        "rechecked": [],
-        "picks_ms": [],
-        "warmup_calls": 0,
-        "warmup_wall_ms": 0.0,
-        "sim": sim,
-    }
+    return Measured(times_ms=[t], event_ms=[t], method=METHOD, windows_ms=[t], sim=sim)
 
 
 def _trace_and_replay(ev: Any, worker: Any, w: Any) -> dict[str, Any]:
     """Make the call's inputs, ask the worker for the trace of one call on them, judge it."""
-    from farm.harness import feed, reference, replies, seeds
+    from farm.harness import feed, reference, replies
+    from farm.harness.record import tagged
 
-    seed = seeds.derive(ev.base, ev.problem.name, w.id, "time")
-    inputs = ev._maker(w, seed)(0)  # the call's inputs, made by the trusted side
+    case = ev.case
+    inputs = ev.inputs.maker(w, case.seed(w, "time"))(0)  # the call's inputs, made here
     payload = feed.pack_pipe([inputs])
     header, _ = worker.request(
-        {"op": "trace", **ev._request(w), **payload.fields},
-        timeout=ev.limit_policy.load_s,
+        {"op": "trace", **ev.sizes.request(w), **payload.fields},
+        timeout=case.limit_policy.load_s,
         max_bytes=0,
         tensors=payload.tensors,
     )
-    ev.doc["guard"]["findings"] += [
-        {**f, "workload": w.id} for f in replies.findings(header.get("findings"))
-    ]
-    unsupported = worker_unsupported(header, ev.source)
+    ev.report.findings += tagged(replies.findings(header.get("findings")), w.id)
+    unsupported = worker_unsupported(header, case.source)
     if unsupported is not None:
         return unsupported
     failure = replies.failure(header)
     if failure is not None:
         return _failure(failure.status.value, failure.code, failure.detail)
-    module = reference.load_reference(ev.problem)
-    return judge(ev.problem, module, inputs, header.get("trace"), runner=ev.runner)
+    module = reference.load_reference(case.problem)
+    return judge(case.problem, module, inputs, header.get("trace"), runner=ev.workers.runner)
 
 
 def worker_unsupported(header: dict[str, Any], source: str) -> dict[str, Any] | None:

@@ -16,7 +16,8 @@ from farm.harness.budget import LimitPolicy
 from farm.harness.channel import WorkerProcess
 from farm.harness.feed import Payload
 from farm.harness.timing import TimingPolicy, stop_rule
-from farm.result import WorkloadStatus
+from farm.harness.timing_stats import Measured, WindowRecord
+from farm.result import Finding, Reason, WorkloadStatus
 
 RECHECKS = 8  # timed calls re-checked per timing, about (one per window when windows are long)
 MIN_RECHECKS = 3  # at least, from the last window when the draws gave fewer
@@ -29,7 +30,7 @@ BUDGET_SLACK = 0.1  # a window may end this fraction of the budget past it
 PICKS_FIXED_MS = 100.0
 PICKS_MIN_BYTES_PER_MS = 100e6 / 1000
 # Checks one re-checked call: (call index, its outputs) -> errors (empty when correct).
-Verify = Callable[[int, list[torch.Tensor]], list[dict[str, Any]]]
+Verify = Callable[[int, list[torch.Tensor]], list[Reason]]
 # The inputs of the calls of these indices, made by the trusted side, as a request carries them.
 Feed = Callable[[list[int]], Payload]
 WARMUP_INPUTS = 8  # distinct input sets the warm-up's calls cycle through, at most
@@ -52,31 +53,12 @@ class PickTransport(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class WindowRecord:
-    """One window as the supervisor saw it: `calls` calls from index `start`, `wall_ms` from
-    sending the request to reading the reply (its own clock), `sum_ms` the reported times."""
-
-    start: int
-    calls: int
-    wall_ms: float
-    sum_ms: float
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "start": self.start,
-            "calls": self.calls,
-            "wall_ms": self.wall_ms,
-            "sum_ms": self.sum_ms,
-        }
-
-
 @dataclass
 class TimedRun:
     """What one timing produced: a failure, wrong re-checked outputs (`errors`), or times."""
 
     failure: replies.Failure | None = None
-    errors: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[Reason] = field(default_factory=list)
     times_ms: list[float] = field(default_factory=list)
     event_ms: list[float] = field(default_factory=list)
     method: str = ""
@@ -85,7 +67,7 @@ class TimedRun:
     rechecked: list[int] = field(default_factory=list)
     picks_ms: list[float] = field(default_factory=list)  # each pick reply's turnaround
     sim: dict[str, Any] | None = None
-    findings: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
     wall_ms: float = 0.0  # the whole request sequence, warm-up included (supervisor's clock)
     warmup_wall_ms: float = 0.0  # of which the warm-up request
     verify_s: float = 0.0  # of which spent checking re-checked outputs (not timing)
@@ -93,20 +75,20 @@ class TimedRun:
     def window_means(self) -> list[float]:
         return [w.sum_ms / w.calls for w in self.windows]
 
-    def summary(self) -> dict[str, Any]:
-        """The fields the result document's timing entry records (farm.harness.report)."""
-        return {
-            "times_ms": self.times_ms,
-            "event_ms": self.event_ms,
-            "method": self.method,
-            "windows_ms": self.window_means(),
-            "windows": [w.to_json() for w in self.windows],
-            "rechecked": self.rechecked,
-            "picks_ms": self.picks_ms,
-            "warmup_calls": self.warmup_calls,
-            "warmup_wall_ms": self.warmup_wall_ms,
-            "sim": self.sim,
-        }
+    def summary(self) -> Measured:
+        """What the timing measured, as the result records it (farm.harness.timing_stats)."""
+        return Measured(
+            times_ms=self.times_ms,
+            event_ms=self.event_ms,
+            method=self.method,
+            windows_ms=self.window_means(),
+            windows=list(self.windows),
+            rechecked=self.rechecked,
+            picks_ms=self.picks_ms,
+            warmup_calls=self.warmup_calls,
+            warmup_wall_ms=self.warmup_wall_ms,
+            sim=self.sim,
+        )
 
 
 @dataclass

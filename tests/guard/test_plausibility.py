@@ -131,12 +131,39 @@ def _entry(timing, *, base=BASE, null=None):
     return entry
 
 
+def _record(entry):
+    """A workload's record (farm.harness.record) as the rules read it, from its JSON form."""
+    from farm.harness.record import Checks, WorkloadRecord
+    from farm.result import TimingSummary, WorkloadStatus
+
+    checks = entry.get("correctness")
+    return WorkloadRecord(
+        id=entry["id"],
+        status=WorkloadStatus(entry.get("status", "PASSED")),
+        errors=[],
+        time_ms=entry.get("time_ms"),
+        timing=TimingSummary.from_json(entry["timing"]) if entry.get("timing") else None,
+        baseline_timing={
+            k: TimingSummary.from_json(v) for k, v in (entry.get("baseline_timing") or {}).items()
+        },
+        checks=Checks(
+            rounds=checks["rounds"],
+            walls_ms=checks["walls_ms"],
+            overhead_ms=checks["overhead_ms"],
+            floor_ms=checks["floor_ms"],
+        )
+        if checks
+        else None,
+        host=entry.get("host"),
+    )
+
+
 def test_honest_windows_pass():
     from farm.harness.report import wall_clock_findings
 
     for ratio in (0.72, 1.0, 1.25):
         entry = _entry(_timing(_windows(0, 0.0113, 2.56 * ratio), 0.0113))
-        assert wall_clock_findings(entry, simulated=False) == []
+        assert wall_clock_findings(_record(entry), simulated=False) == []
 
 
 def test_wall_clock_still_catches_hidden_work_per_call():
@@ -144,14 +171,16 @@ def test_wall_clock_still_catches_hidden_work_per_call():
 
     # caught from half the calibrated overhead (2.56 ms here) per call: 2.5 ms hidden
     hidden = _entry(_timing(_windows(0, 0.0113, 2.56, hidden_ms=2.5), 0.0113))
-    (finding,) = wall_clock_findings(hidden, simulated=False)
-    assert finding["code"] == "WALL_CLOCK_MISMATCH" and finding["workload"] == "w"
+    (finding,) = wall_clock_findings(_record(hidden), simulated=False)
+    assert finding.code == "WALL_CLOCK_MISMATCH" and finding.workload == "w"
     # the worker's count of warm-up calls does not move the line, nor does its method label
     forged = {**hidden, "timing": {**hidden["timing"], "warmup_calls": 10**6}}
-    assert wall_clock_findings(forged, simulated=False)
+    assert wall_clock_findings(_record(forged), simulated=False)
     relabelled = {**hidden, "timing": {**hidden["timing"], "method": "npu-sim-model"}}
-    assert wall_clock_findings(relabelled, simulated=False)
-    assert wall_clock_findings(hidden, simulated=True) == []  # the supervisor's device decides
+    assert wall_clock_findings(_record(relabelled), simulated=False)
+    assert (
+        wall_clock_findings(_record(hidden), simulated=True) == []
+    )  # the supervisor's device decides
 
 
 def test_time_cannot_move_between_windows():
@@ -161,8 +190,8 @@ def test_time_cannot_move_between_windows():
     windows = _windows(0, 10.0, 2.56)
     windows[0] = {**windows[0], "sum_ms": windows[0]["sum_ms"] + windows[1]["sum_ms"]}
     windows[1] = {**windows[1], "sum_ms": 0.0}
-    (finding,) = wall_clock_findings(_entry(_timing(windows, 10.0)), simulated=False)
-    assert "device time in" in finding["detail"]
+    (finding,) = wall_clock_findings(_record(_entry(_timing(windows, 10.0))), simulated=False)
+    assert "device time in" in finding.detail
 
 
 def test_one_stalled_window_is_a_flag_two_are_a_mismatch():
@@ -178,17 +207,21 @@ def test_one_stalled_window_is_a_flag_two_are_a_mismatch():
         ]
 
     tiny = _windows(0, 0.02, 2.56, sizes=(7, 9, 12, 8))  # a 20 us kernel, calls as the baseline's
-    (flag,) = wall_clock_findings(_entry(_timing(stalled(tiny, 2), 0.02)), simulated=False)
-    assert flag["code"] == "WALL_CLOCK_STALL" and flag["severity"] == "flag"
-    (twice,) = wall_clock_findings(_entry(_timing(stalled(tiny, 1, 3), 0.02)), simulated=False)
-    assert twice["code"] == "WALL_CLOCK_MISMATCH" and "2 windows over" in twice["detail"]
+    (flag,) = wall_clock_findings(_record(_entry(_timing(stalled(tiny, 2), 0.02))), simulated=False)
+    assert flag.code == "WALL_CLOCK_STALL" and flag.severity == "flag"
+    (twice,) = wall_clock_findings(
+        _record(_entry(_timing(stalled(tiny, 1, 3), 0.02))), simulated=False
+    )
+    assert twice.code == "WALL_CLOCK_MISMATCH" and "2 windows over" in twice.detail
     # with too few windows that fit, one over is not put down to a stall
-    (few,) = wall_clock_findings(_entry(_timing(stalled(tiny[:2], 1), 0.02)), simulated=False)
-    assert few["code"] == "WALL_CLOCK_MISMATCH"
+    (few,) = wall_clock_findings(
+        _record(_entry(_timing(stalled(tiny[:2], 1), 0.02))), simulated=False
+    )
+    assert few.code == "WALL_CLOCK_MISMATCH"
     # hidden work in every window is caught as before, whatever a stall forgives
     hidden = _windows(0, 0.02, 2.56, hidden_ms=12.0, sizes=(7, 9, 12, 8))
-    (caught,) = wall_clock_findings(_entry(_timing(hidden, 0.02)), simulated=False)
-    assert caught["code"] == "WALL_CLOCK_MISMATCH"
+    (caught,) = wall_clock_findings(_record(_entry(_timing(hidden, 0.02))), simulated=False)
+    assert caught.code == "WALL_CLOCK_MISMATCH"
 
 
 def test_without_a_baseline_the_supervisors_own_calibration_is_the_yardstick():
@@ -197,13 +230,13 @@ def test_without_a_baseline_the_supervisors_own_calibration_is_the_yardstick():
     # the matmul of docs/security.md's H100 run: 2.75 ms of harness time per call against a
     # null-call calibration of 1.22 ms (2.26x) is honest and passes
     honest = _entry(_timing(_windows(0, 0.0028, 2.75), 0.0028), base=None, null=1.22)
-    assert wall_clock_findings(honest, simulated=False) == []
+    assert wall_clock_findings(_record(honest), simulated=False) == []
     # 6 ms per call more than that is caught (2 x 1.22 ms allowed per call)
     hidden = _entry(_timing(_windows(0, 0.0028, 2.75, hidden_ms=6), 0.0028), base=None, null=1.22)
-    (finding,) = wall_clock_findings(hidden, simulated=False)
-    assert finding["code"] == "WALL_CLOCK_MISMATCH"
+    (finding,) = wall_clock_findings(_record(hidden), simulated=False)
+    assert finding.code == "WALL_CLOCK_MISMATCH"
     # simulated times (npu-sim) are not held against the wall clock
-    assert wall_clock_findings(_entry(hidden["timing"], base=None), simulated=True) == []
+    assert wall_clock_findings(_record(_entry(hidden["timing"], base=None)), simulated=True) == []
 
 
 def _checked(time_ms, walls_ms, overhead_ms=0.2, floor_ms=3.0):
@@ -217,21 +250,27 @@ def test_checked_calls_bound_the_reported_time_from_below():
 
     # honest: the softmax__triton small workload on the CPU (a check round of 320 ms, scored
     # 351 ms), and a first round that paid the compilation
-    assert check_wall_findings(_checked(351.0, [9000.0, 330.0, 320.0]), simulated=False) == []
+    assert (
+        check_wall_findings(_record(_checked(351.0, [9000.0, 330.0, 320.0])), simulated=False) == []
+    )
     # a 150 ms kernel that claims 1 us calls: its checked calls took 150 ms each
     cheat = _checked(0.001, [160.0, 151.0, 153.0])
-    (finding,) = check_wall_findings(cheat, simulated=False)
-    assert finding["code"] == "CHECK_WALL_MISMATCH" and finding["workload"] == "w"
-    assert check_wall_findings(cheat, simulated=True) == []  # the supervisor's device decides
+    (finding,) = check_wall_findings(_record(cheat), simulated=False)
+    assert finding.code == "CHECK_WALL_MISMATCH" and finding.workload == "w"
+    assert (
+        check_wall_findings(_record(cheat), simulated=True) == []
+    )  # the supervisor's device decides
     # the line: the warmest round less the allowance, at CHECK_WALL_RATIO x the reported time
     edge = 10.0 * CHECK_WALL_RATIO + 2 * 0.2 + CHECK_FLOOR_RATIO * 3.0
-    assert check_wall_findings(_checked(10.0, [99.0, edge - 0.01]), simulated=False) == []
-    assert check_wall_findings(_checked(10.0, [99.0, edge + 0.01]), simulated=False)
+    assert check_wall_findings(_record(_checked(10.0, [99.0, edge - 0.01])), simulated=False) == []
+    assert check_wall_findings(_record(_checked(10.0, [99.0, edge + 0.01])), simulated=False)
     # only the warm rounds count (the first pays compilation), and without them there is no rule
-    assert check_wall_findings(_checked(0.001, [500.0, 1.0, 1.0]), simulated=False) == []
-    assert check_wall_findings(_checked(0.001, [500.0]), simulated=False) == []
+    assert check_wall_findings(_record(_checked(0.001, [500.0, 1.0, 1.0])), simulated=False) == []
+    assert check_wall_findings(_record(_checked(0.001, [500.0])), simulated=False) == []
     # no trusted overhead (not measured: simulated, or not timed) means no rule
-    assert check_wall_findings(_checked(0.001, [160.0, 151.0], None), simulated=False) == []
+    assert (
+        check_wall_findings(_record(_checked(0.001, [160.0, 151.0], None)), simulated=False) == []
+    )
 
 
 def test_a_whole_small_kernel_hidden_per_call_is_caught():
@@ -242,30 +281,30 @@ def test_a_whole_small_kernel_hidden_per_call_is_caught():
 
     base = _timing(_windows(0, 0.01, 0.3), 0.01)
     hidden = _entry(_timing(_windows(0, 0.01, 0.3, hidden_ms=0.5), 0.01), base=base)
-    (finding,) = wall_clock_findings(hidden, simulated=False)
-    assert finding["code"] == "WALL_CLOCK_MISMATCH"
+    (finding,) = wall_clock_findings(_record(hidden), simulated=False)
+    assert finding.code == "WALL_CLOCK_MISMATCH"
     honest = _entry(_timing(_windows(0, 0.01, 0.3 * 1.25), 0.01), base=base)
-    assert wall_clock_findings(honest, simulated=False) == []
+    assert wall_clock_findings(_record(honest), simulated=False) == []
 
 
 def test_a_rule_that_fires_on_a_busy_host_is_inconclusive_not_a_rejection():
     from farm.harness.host_load import HostLoad
     from farm.harness.report import check_wall_findings, host_busy
 
-    def entry(host):
+    def entry(host, status="PASSED"):
         cheat = _checked(0.001, [160.0, 151.0, 153.0])
-        return {**cheat, "status": "PASSED", "errors": [], "host": host.to_json()}
+        return _record({**cheat, "status": status, "host": host})
 
     busy = entry(HostLoad(per_core=6.5, steal=0.0))
     found = host_busy(busy, check_wall_findings(busy, simulated=False))
-    assert [f["severity"] for f in found] == ["flag"] and busy["status"] == "INCONCLUSIVE"
-    (why,) = busy["errors"]
-    assert why["code"] == "HOST_BUSY" and "6.50 runnable threads per core" in why["detail"]
-    assert "CHECK_WALL_MISMATCH" in why["detail"]  # what was measured, in the reason
+    assert [f.severity for f in found] == ["flag"] and busy.status == "INCONCLUSIVE"
+    (why,) = busy.errors
+    assert why.code == "HOST_BUSY" and "6.50 runnable threads per core" in why.detail
+    assert "CHECK_WALL_MISMATCH" in why.detail  # what was measured, in the reason
     quiet = entry(HostLoad(per_core=0.2, steal=0.0, yardstick_ratio=1.1))
     found = host_busy(quiet, check_wall_findings(quiet, simulated=False))
-    assert [f["severity"] for f in found] == ["reject"] and quiet["status"] == "PASSED"
+    assert [f.severity for f in found] == ["reject"] and quiet.status == "PASSED"
     # a verdict of another rule's stands whatever the host did
-    floor = {**entry(HostLoad(per_core=6.5, steal=0.0)), "status": "REJECTED"}
+    floor = entry(HostLoad(per_core=6.5, steal=0.0), "REJECTED")
     host_busy(floor, check_wall_findings(floor, simulated=False))
-    assert floor["status"] == "REJECTED"
+    assert floor.status == "REJECTED"

@@ -27,7 +27,7 @@ def test_hack_is_not_passed(path):
         device=header.get("device", "cpu"),  # npu_sim_* cheats attack npu-sim's replay
         mode="benchmark",
         workloads=workloads,
-    )
+    ).to_json()
     reasons = [(r["code"], r["detail"][:200]) for r in doc["reasons"]]
     assert doc["verdict"] != "PASSED", reasons
     assert doc["verdict"] == header["expect"], reasons

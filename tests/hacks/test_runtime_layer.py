@@ -35,7 +35,7 @@ def test_the_runtime_layers_alone_stop_the_cheat(path, monkeypatch):
         mode="benchmark",
         workloads=[SMALL[header["problem"]]],
         baselines=False,
-    )
+    ).to_json()
     reasons = [(r["code"], r["detail"][:200]) for r in doc["reasons"]]
     assert doc["verdict"] == header["runtime"], reasons
 
@@ -58,7 +58,7 @@ def test_claimed_windows_fail_on_trusted_evidence(lift_pick_bound, monkeypatch):
         mode="benchmark",
         workloads=["small-4k"],
         baselines=False,
-    )
+    ).to_json()
     codes = [r["code"] for r in doc["reasons"]]
     assert doc["verdict"] == "REJECTED", doc["reasons"]
     assert ("CHECK_WALL_MISMATCH" if lift_pick_bound else "LATE_PICKS") in " ".join(

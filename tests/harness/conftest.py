@@ -33,7 +33,7 @@ def evaluated(path: str, device: str, mode: str) -> dict[str, Any]:
     """Evaluate a file once per test session (several tests read the same document)."""
     from farm.harness.supervisor import evaluate
 
-    return evaluate(path, problem=header(Path(path))["problem"], device=device, mode=mode)
+    return evaluate(path, problem=header(Path(path))["problem"], device=device, mode=mode).to_json()
 
 
 @pytest.fixture(scope="session")

@@ -59,7 +59,7 @@ def test_a_second_evaluation_reuses_the_baseline(tmp_path, monkeypatch, sandbox_
             mode="benchmark",
             workloads=["small-4k"],
             policy={"budget_ms": 100, "warmup_ms": 10},
-        )
+        ).to_json()
 
     first, second = run(), run()
     assert first["verdict"] == second["verdict"] == "PASSED"

@@ -12,7 +12,7 @@ def _problem():
 
 def _codes(outputs, expected):
     reasons, _ = compare(outputs, expected, _problem(), device=CPU)
-    return [r["code"] for r in reasons]
+    return [r.code for r in reasons]
 
 
 def test_identical_outputs_pass():
@@ -66,8 +66,8 @@ def test_honest_bf16_chain_passes_and_fp8_storage_fails_normwise():
     scale = ref.float().amax(-1, keepdim=True) / torch.finfo(torch.float8_e4m3fn).max
     fp8 = ((ref.float() / scale).to(torch.float8_e4m3fn).float() * scale).bfloat16()
     reasons, stats = compare([fp8], [ref], _problem(), device=CPU)
-    assert [r["code"] for r in reasons] == ["MISMATCH"]
-    assert "normwise" in reasons[0]["detail"] and stats["norm_err"] > 0.012
+    assert [r.code for r in reasons] == ["MISMATCH"]
+    assert "normwise" in reasons[0].detail and stats["norm_err"] > 0.012
 
 
 def test_invariants_are_checked_on_the_output_itself():
@@ -77,13 +77,13 @@ def test_invariants_are_checked_on_the_output_itself():
     scaled = ref.clone()
     scaled[3] = (scaled[3].float() * 1.03).bfloat16()
     reasons, _ = compare([scaled], [ref], _problem(), device=CPU)
-    assert "INVARIANT" in [r["code"] for r in reasons]
-    assert "sums over dim -1" in next(r["detail"] for r in reasons if r["code"] == "INVARIANT")
+    assert "INVARIANT" in [r.code for r in reasons]
+    assert "sums over dim -1" in next(r.detail for r in reasons if r.code == "INVARIANT")
     above = torch.zeros(2, 4)
     above[:, 0] = 1.0
     above[0, 0], above[0, 1] = 1.5, -0.5  # rows still sum to 1; even the reference can't save it
     reasons, _ = compare([above], [above.clone()], _problem(), device=CPU)
-    assert any("outside [0, 1]" in r["detail"] for r in reasons)
+    assert any("outside [0, 1]" in r.detail for r in reasons)
 
 
 def test_fp8_outputs_are_widened_and_packed_fp4_compared_bit_for_bit():
@@ -101,7 +101,7 @@ def test_fp8_outputs_are_widened_and_packed_fp4_compared_bit_for_bit():
     off[3, 4] += 4.0
 
     def codes(out, expected):
-        return [r["code"] for r in compare([out], [expected], problem, device=CPU)[0]]
+        return [r.code for r in compare([out], [expected], problem, device=CPU)[0]]
 
     assert codes(ref.clone(), ref) == []
     assert codes(off.to(torch.float8_e4m3fnuz), ref) == ["MISMATCH"]

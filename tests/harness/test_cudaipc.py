@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from farm.harness import correctness, cudaipc, supervisor
+from farm.harness import correctness, cudaipc
 from farm.suite.loader import load_suite
 
 from .test_supervisor_faults import HONEST_CHECK, OK_LOAD, _codes, scripted  # noqa: F401
@@ -56,12 +56,12 @@ def test_a_layout_that_is_not_the_references_is_never_opened():
     assert out.device.type == "meta"
     problem = load_suite("core-v1").problem("vector_add")
     errors, _ = correctness.compare([out], expected, problem, device=torch.device("cpu"))
-    assert [e["code"] for e in errors] == ["WRONG_SHAPE"]
+    assert [e.code for e in errors] == ["WRONG_SHAPE"]
     # the problem's own checker never sees an output that was not read
     errors, _ = correctness.compare(
         [out], expected, problem, device=torch.device("cpu"), check=lambda outs: ["ran"]
     )
-    assert [e["code"] for e in errors] == ["WRONG_SHAPE"]
+    assert [e.code for e in errors] == ["WRONG_SHAPE"]
 
 
 def test_hand_off_is_off_where_it_cannot_work(monkeypatch):
@@ -82,7 +82,7 @@ def test_unasked_device_outputs_are_a_bad_reply(scripted):  # noqa: F811
 @pytest.fixture
 def asked(monkeypatch):
     """The supervisor asks for outputs on the device, as on a CUDA node."""
-    monkeypatch.setattr(supervisor.cudaipc, "unavailable_reason", lambda device: None)
+    monkeypatch.setattr(cudaipc, "unavailable_reason", lambda device: None)
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,7 @@ def _farm(*args: str) -> subprocess.CompletedProcess[str]:
 def test_every_submission_form_is_accepted(tmp_path, source, form, sandbox_ready):
     path = tmp_path / "k.py"
     path.write_text(source)
-    doc = evaluate(path, problem="vector_add", device="cpu", mode="test")
+    doc = evaluate(path, problem="vector_add", device="cpu", mode="test").to_json()
     assert doc["verdict"] == "PASSED", doc["reasons"]
     assert doc["submission"]["form"] == form
 
@@ -70,7 +70,7 @@ def test_leaderboard_mode_uses_a_secret_seed(tmp_path, sandbox_ready, monkeypatc
         mode="leaderboard",
         baselines=False,
         policy={"budget_ms": 50},
-    )
+    ).to_json()
     assert doc["verdict"] == "PASSED" and doc["seeds"]["secret"] is True
     assert doc["workloads"] and all(w["secret"] is True for w in doc["workloads"])
     assert "s3cret" not in json.dumps(doc)
@@ -112,7 +112,7 @@ def test_missing_file_and_missing_entry_point(tmp_path, sandbox_ready):
     assert proc.returncode == 2 and "no such file" in proc.stderr
     path = tmp_path / "k.py"
     path.write_text("x = 1\n")
-    doc = evaluate(path, problem="vector_add", device="cpu", mode="test")
+    doc = evaluate(path, problem="vector_add", device="cpu", mode="test").to_json()
     assert doc["verdict"] == "COMPILE_ERROR"
     assert "defines no `kernel` function" in doc["reasons"][0]["detail"]
 

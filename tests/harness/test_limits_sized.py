@@ -20,7 +20,9 @@ pytestmark = pytest.mark.slow
 
 
 def run(path: Path, device: str) -> dict:
-    return evaluate(path, problem="softmax", device=device, mode="test", workloads=["small"])
+    return evaluate(
+        path, problem="softmax", device=device, mode="test", workloads=["small"]
+    ).to_json()
 
 
 @pytest.mark.parametrize("device", ["cpu", "npu-sim"])

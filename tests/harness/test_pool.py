@@ -30,14 +30,14 @@ def test_pooled_evaluations_match_and_start_warm(tmp_path, pool):
     path = tmp_path / "k.py"
     path.write_text(NATIVE)
     _wait_ready(pool)
-    first = evaluate(path, problem="vector_add", device="npu-sim", pool=pool)
+    first = evaluate(path, problem="vector_add", device="npu-sim", pool=pool).to_json()
     _wait_ready(pool)
-    second = evaluate(path, problem="vector_add", device="npu-sim", pool=pool)
+    second = evaluate(path, problem="vector_add", device="npu-sim", pool=pool).to_json()
     assert first["verdict"] == second["verdict"] == "PASSED"
     assert first["workloads"][0]["time_ms"] == second["workloads"][0]["time_ms"]  # simulated
     assert second["timing"]["phases_s"]["sandbox_start"] < 1.0
     assert "eager" not in pool._baselines  # npu-sim's trusted replay counts the baseline
-    fresh = evaluate(path, problem="vector_add", device="npu-sim")
+    fresh = evaluate(path, problem="vector_add", device="npu-sim").to_json()
     assert fresh["workloads"][0]["time_ms"] == first["workloads"][0]["time_ms"]
 
 
@@ -57,8 +57,14 @@ def test_a_broken_submission_does_not_poison_the_pool(tmp_path, pool):
     bad.write_text("import os\ndef kernel(a, b):\n    os._exit(3)\n")
     good = tmp_path / "good.py"
     good.write_text(NATIVE)
-    assert evaluate(bad, problem="vector_add", device="npu-sim", pool=pool)["verdict"] != "PASSED"
-    assert evaluate(good, problem="vector_add", device="npu-sim", pool=pool)["verdict"] == "PASSED"
+    assert (
+        evaluate(bad, problem="vector_add", device="npu-sim", pool=pool).to_json()["verdict"]
+        != "PASSED"
+    )
+    assert (
+        evaluate(good, problem="vector_add", device="npu-sim", pool=pool).to_json()["verdict"]
+        == "PASSED"
+    )
 
 
 @pytest.mark.slow
@@ -94,7 +100,7 @@ def test_a_warmed_worker_serves_its_job(tmp_path, sandbox_ready):
     path.write_text(NATIVE)
     p = WorkerPool(device="npu-sim", warm=True, ready_candidates=1)
     try:
-        doc = evaluate(path, problem="vector_add", device="npu-sim", pool=p)
+        doc = evaluate(path, problem="vector_add", device="npu-sim", pool=p).to_json()
         assert doc["verdict"] == "PASSED", doc
     finally:
         p.close()

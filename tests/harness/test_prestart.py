@@ -28,7 +28,7 @@ def test_the_supervisor_takes_over_the_worker_it_was_started_for(tmp_path, monke
     try:
         # another evaluation (another problem) does not take it
         assert not early.serves(early.suite_root, "softmax", "cpu", ["small-4k"])
-        doc = evaluate(other, **ARGS, mode="test", workloads=["small-4k"], early=early)
+        doc = evaluate(other, **ARGS, mode="test", workloads=["small-4k"], early=early).to_json()
         assert doc["verdict"] == "PASSED", doc["reasons"]
         assert early.worker.proc.poll() is not None  # used, then discarded
     finally:

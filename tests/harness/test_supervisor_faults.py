@@ -46,7 +46,7 @@ def scripted(tmp_path, monkeypatch):
             workloads=["small-4k"],
             baselines=False,
             limit_policy=FAST,
-        )
+        ).to_json()
         return validate(doc), time.monotonic() - started
 
     return run

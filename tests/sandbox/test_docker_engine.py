@@ -184,7 +184,7 @@ def test_evaluations_through_the_engine(docker_env, monkeypatch):
     from farm.harness.supervisor import evaluate
 
     honest = REPO / "tests" / "solutions" / "correct" / "softmax__triton.py"
-    doc = evaluate(honest, problem="softmax", device="cpu", mode="test", sandbox="docker")
+    doc = evaluate(honest, problem="softmax", device="cpu", mode="test", sandbox="docker").to_json()
     assert doc["verdict"] == "PASSED", doc["reasons"]
     assert doc["environment"]["sandbox"] == "docker"
 
@@ -193,7 +193,7 @@ def test_evaluations_through_the_engine(docker_env, monkeypatch):
     hog = REPO / "bench" / "gpu_sandbox_kernels" / "host_memory_hog.py"
     doc = evaluate(
         hog, problem="softmax", device="cpu", mode="test", sandbox="docker", workloads=["small"]
-    )
+    ).to_json()
     assert doc["verdict"] == "RUNTIME_ERROR"
     assert "MEMORY_LIMIT" in {r["code"] for r in doc["reasons"]}, doc["reasons"]
 

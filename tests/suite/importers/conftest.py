@@ -30,7 +30,7 @@ def evaluate(source: Path, suite: str, problem: str) -> dict:
 
     return run_eval(
         source, suite=suite, problem=problem, device="cpu", mode="test", sandbox="process"
-    )
+    ).to_json()
 
 
 @pytest.fixture(scope="session")
