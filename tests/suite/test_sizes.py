@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from farm.harness.targets import resolve_target
-from farm.suite.loader import load_problem
+from farm.suite.loader import load_problem, load_suite
 from farm.suite.model import CPU_SOURCE_BYTES, Problem
 from tests.suite.test_loader_errors import with_changes, write_problem
 
@@ -79,3 +79,41 @@ def test_a_problem_without_copies_keeps_cpu_to_its_small_workloads(tmp_path):
         "ran: s; not run: a (cpu and npu-sim run only the small workloads (s); the others (a) "
         "run on GPUs and in npu-sim leaderboard runs)"
     )
+
+
+def test_a_local_result_document_is_read_against_the_pinned_suite():
+    from farm.result import Result
+    from farm.suite.sizes import result_statement
+
+    suite = load_suite("core-v1")
+    doc = {
+        "schema": "farm.result/1",
+        "suite": {"name": "core-v1", "hash": suite.hash},
+        "problem": "vector_add",
+        "hardware": "cpu",
+        "mode": "test",
+        "verdict": "PASSED",
+        "reasons": [],
+        "score": {"sol_score": None},
+        "workloads": [_entry(False), _entry(True)],
+        "environment": {},
+        "guard": {"findings": []},
+    }
+    statement = result_statement(Result.from_json(doc))
+    assert statement is not None
+    assert statement.startswith("ran: small-4k; not run: llama3-8b-residual-4k")
+    other = {**doc, "suite": {"name": "core-v1", "hash": "0" * 64}}
+    assert result_statement(Result.from_json(other)) is None
+
+
+def _entry(secret: bool) -> dict:
+    return {
+        "id": "small-4k",
+        "status": "PASSED",
+        "secret": secret,
+        "time_ms": None,
+        "sol_ms": None,
+        "sol_score": None,
+        "speedup": {},
+        "baseline_ms": {},
+    }
