@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 KERNEL = "def kernel(a, b):\n    return a + b\n"  # honest vector_add
 
 
@@ -74,7 +75,10 @@ def measure(args: argparse.Namespace, env: dict[str, str], kernel: Path) -> dict
         time.sleep(args.gap)
         runs["cold"].append(evaluation(args, env, kernel, "--cold"))
         time.sleep(args.gap)
-        runs["warm"].append(evaluation(args, env, kernel))
+        before = served(kernel.parent)
+        runs["warm"].append({**evaluation(args, env, kernel), "served": served(kernel.parent)})
+        if runs["warm"][-1]["served"] != before + 1:
+            raise SystemExit("a warm evaluation was not served by the daemon (see its log)")
     return {
         "problem": args.problem,
         "workload": args.workload,
@@ -119,6 +123,14 @@ def evaluation(
         "verdict": doc.get("verdict"),
         "phases_s": (doc.get("timing") or {}).get("phases_s", {}),
     }
+
+
+def served(home: Path) -> int:
+    """How many evaluations the daemon of FARM_HOME `home` has served (-1: none answers)."""
+    from farm.eval_daemon import client
+
+    status = client.status(path=home / "run" / "eval.sock")
+    return status.served if status else -1
 
 
 def farm(env: dict[str, str], *argv: str, check: bool = True) -> None:
