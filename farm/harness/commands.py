@@ -17,6 +17,7 @@ from typing import Any
 from farm.errors import SubmissionError
 from farm.hardware import kinds
 from farm.result import Result, WorkloadEntry, exit_code, reason_line, reasons_grouped
+from farm.suite.sizes import result_statement
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -129,6 +130,9 @@ def print_result(doc: dict[str, Any]) -> None:
         f"verdict: {_status(r.verdict.value)}   SOL score: {_f(r.sol_score, '{:.3f}')}   "
         f"speedup vs eager: {_f(r.score.get('speedup_eager'), '{:.2f}x')}"
     )
+    sizes = result_statement(r)  # which sizes ran and which of the problem's did not, and why
+    if sizes:
+        console.print(f"sizes: {sizes}", markup=False, highlight=False)
     triples = [(x.code, x.detail, x.workload) for x in r.reasons]
     for code, detail, workloads in reasons_grouped(triples):
         console.print(reason_line(code, detail, workloads), markup=False, highlight=False)

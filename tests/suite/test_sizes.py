@@ -81,14 +81,10 @@ def test_a_problem_without_copies_keeps_cpu_to_its_small_workloads(tmp_path):
     )
 
 
-def test_a_local_result_document_is_read_against_the_pinned_suite():
-    from farm.result import Result
-    from farm.suite.sizes import result_statement
-
-    suite = load_suite("core-v1")
-    doc = {
+def _document(suite_hash: str) -> dict:
+    return {
         "schema": "farm.result/1",
-        "suite": {"name": "core-v1", "hash": suite.hash},
+        "suite": {"name": "core-v1", "hash": suite_hash},
         "problem": "vector_add",
         "hardware": "cpu",
         "mode": "test",
@@ -99,11 +95,24 @@ def test_a_local_result_document_is_read_against_the_pinned_suite():
         "environment": {},
         "guard": {"findings": []},
     }
+
+
+def test_a_local_result_document_is_read_against_the_pinned_suite():
+    from farm.result import Result
+    from farm.suite.sizes import result_statement
+
+    doc = _document(load_suite("core-v1").hash)
     statement = result_statement(Result.from_json(doc))
     assert statement is not None
     assert statement.startswith("ran: small-4k; not run: llama3-8b-residual-4k")
-    other = {**doc, "suite": {"name": "core-v1", "hash": "0" * 64}}
-    assert result_statement(Result.from_json(other)) is None
+    assert result_statement(Result.from_json(_document("0" * 64))) is None
+
+
+def test_farm_eval_prints_the_sizes_under_its_table(capsys):
+    from farm.harness.commands import print_result
+
+    print_result(_document(load_suite("core-v1").hash))
+    assert "sizes: ran: small-4k; not run: llama3-8b-residual-4k" in capsys.readouterr().out
 
 
 def _entry(secret: bool) -> dict:
