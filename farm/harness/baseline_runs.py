@@ -42,17 +42,17 @@ class StoredBaseline:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> StoredBaseline | None:
-        """The stored entry, or None when it is not one (written by another version)."""
+        """The stored entry, or None when it is not one (written by another version). Numbers
+        are kept as stored: the result shows them as the measurement recorded them."""
         try:
-            return cls(
-                timing_stats.Measured.from_json(data["summary"]),
-                float(data["wall_ms"]),
-                dict(data["thermal"]),
-                float(data["warmup_ms"]),
-                data.get("at"),
-            )
+            measured = timing_stats.Measured.from_json(data["summary"])
+            wall_ms, warmup_ms, thermal = data["wall_ms"], data["warmup_ms"], data["thermal"]
         except (KeyError, TypeError, ValueError):
             return None
+        numbers = all(isinstance(x, int | float) for x in (wall_ms, warmup_ms))
+        if not numbers or not isinstance(thermal, dict):
+            return None
+        return cls(measured, wall_ms, thermal, warmup_ms, data.get("at"))
 
 
 class Baselines:
