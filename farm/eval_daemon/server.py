@@ -142,7 +142,7 @@ class Daemon:
         with tempfile.TemporaryDirectory(prefix="farm-warm-") as tmp:
             source = Path(tmp) / request.filename
             source.write_text(request.source, encoding="utf-8")
-            doc = evaluate(
+            result = evaluate(
                 source,
                 problem=request.problem,
                 suite=request.suite,
@@ -155,7 +155,7 @@ class Daemon:
                 policy={"budget_ms": request.budget_ms} if request.budget_ms else {},
                 pool=pool,
             )
-        return wire_document(doc)
+        return result.to_json()  # the farm.result/1 document, made where it leaves
 
     def suite_changed(self, suite: str) -> str | None:
         """Why this daemon must not evaluate on `suite` (its files changed on disk since it
@@ -184,15 +184,6 @@ def suite_stamp(root: Path) -> str:
     files = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
     stats = [(str(p.relative_to(root)), p.stat().st_size, p.stat().st_mtime_ns) for p in files]
     return hashlib.sha256(repr(stats).encode()).hexdigest()
-
-
-def wire_document(outcome: Any) -> dict[str, Any]:
-    """The farm.result/1 document of what `evaluate()` returned: `Result.to_json()`, the one
-    place a document is made. (While the harness still hands back the document itself, it is
-    checked the same way, by reading it as a Result.)"""
-    from farm.result import Result, validate
-
-    return outcome.to_json() if isinstance(outcome, Result) else validate(outcome)
 
 
 def _refused(message: str, internal: bool = False) -> Reply:
