@@ -86,7 +86,7 @@ class Checker:
         reply = replies.check(header)
         after = replies.inputs_after(header, tensors, len(payload.sent[0]))
         kept = tensors[: len(tensors) - len(after)]
-        outputs = self.inputs.transport.received(header, kept, made.ref)
+        outputs = self.inputs.transport.received(reply.outputs, kept, made.ref)
         return reply, outputs, feed.modified_inputs(payload, 0, after)
 
     def verify(

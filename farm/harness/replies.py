@@ -72,8 +72,32 @@ class LoadReply:
 
 
 @dataclass(frozen=True)
+class DeviceOutputs:
+    """What a reply says of outputs left on the device: `sent` whether it says it left them
+    there (`outputs_ipc`), `entries` their handles as sent (farm.harness.cudaipc.parse checks
+    them before use), `error` why the worker could not share them (None: it did not say)."""
+
+    sent: bool = False
+    entries: Any = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class CheckReply:
     failure: Failure | None
+    findings: list[Finding] = field(default_factory=list)
+    outputs: DeviceOutputs = field(default_factory=DeviceOutputs)
+
+
+@dataclass(frozen=True)
+class TraceReply:
+    """The answer to 'trace' (npu-sim): the recorded call, a claim it is UNSUPPORTED (its
+    detail; farm.harness.simreplay.worker_unsupported decides whether it is believed) or a
+    failure."""
+
+    failure: Failure | None
+    trace: Any  # checked by farm.harness.simreplay.checked_trace before anything reads it
+    unsupported: str | None = None
     findings: list[Finding] = field(default_factory=list)
 
 
@@ -174,7 +198,21 @@ def load(header: dict[str, Any]) -> LoadReply:
 
 def check(header: dict[str, Any]) -> CheckReply:
     """A correctness reply (whether the inputs changed is decided by the trusted side)."""
-    return CheckReply(failure(header), findings(header.get("findings")))
+    return CheckReply(failure(header), findings(header.get("findings")), device_outputs(header))
+
+
+def device_outputs(header: dict[str, Any]) -> DeviceOutputs:
+    """What a reply with outputs says of those it left on the device."""
+    error = text(header["outputs_ipc_error"], 300) if "outputs_ipc_error" in header else None
+    return DeviceOutputs("outputs_ipc" in header, header.get("outputs_ipc"), error)
+
+
+def trace(header: dict[str, Any]) -> TraceReply:
+    """The reply to 'trace'."""
+    found = findings(header.get("findings"))
+    claimed = header.get("ok") is False and header.get("status") == "UNSUPPORTED"
+    unsupported = text(header.get("detail")) if claimed else None
+    return TraceReply(failure(header), header.get("trace"), unsupported, found)
 
 
 def inputs_after(header: dict[str, Any], tensors: list[Any], sent: int) -> list[Any]:

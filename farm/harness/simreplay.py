@@ -265,30 +265,27 @@ def _trace_and_replay(ev: Any, worker: Any, w: Any) -> dict[str, Any]:
         max_bytes=0,
         tensors=payload.tensors,
     )
-    ev.report.findings += tagged(replies.findings(header.get("findings")), w.id)
-    unsupported = worker_unsupported(header, case.source)
+    reply = replies.trace(header)
+    ev.report.findings += tagged(reply.findings, w.id)
+    unsupported = worker_unsupported(reply, case.source)
     if unsupported is not None:
         return unsupported
-    failure = replies.failure(header)
-    if failure is not None:
-        return _failure(failure.status.value, failure.code, failure.detail)
+    if reply.failure is not None:
+        return _failure(reply.failure.status.value, reply.failure.code, reply.failure.detail)
     module = reference.load_reference(case.problem)
-    return judge(case.problem, module, inputs, header.get("trace"), runner=ev.workers.runner)
+    return judge(case.problem, module, inputs, reply.trace, runner=ev.workers.runner)
 
 
-def worker_unsupported(header: dict[str, Any], source: str) -> dict[str, Any] | None:
-    """The worker's UNSUPPORTED (it met an @triton.autotune'd launch), believed only when the
-    submission's source, read here with ast and never run, decorates a function with autotune:
-    UNSUPPORTED is the farm's outcome, which no kernel is judged by, so a worker that could
-    claim it at will would turn its kernel's failure into no verdict. None otherwise (the reply
-    is classified as any other, farm.harness.replies.failure)."""
-    from farm.harness import replies
-
-    if header.get("ok") is not False or header.get("status") != "UNSUPPORTED":
+def worker_unsupported(reply: Any, source: str) -> dict[str, Any] | None:
+    """The worker's UNSUPPORTED (it met an @triton.autotune'd launch; `reply` a
+    farm.harness.replies.TraceReply), believed only when the submission's source, read here with
+    ast and never run, decorates a function with autotune: UNSUPPORTED is the farm's outcome,
+    which no kernel is judged by, so a worker that could claim it at will would turn its
+    kernel's failure into no verdict. None otherwise (the reply is classified as any other,
+    farm.harness.replies.failure)."""
+    if reply.unsupported is None or not _autotunes(source):
         return None
-    if not _autotunes(source):
-        return None
-    return _failure("UNSUPPORTED", "NPU_SIM_UNSUPPORTED", replies.text(header.get("detail")))
+    return _failure("UNSUPPORTED", "NPU_SIM_UNSUPPORTED", reply.unsupported)
 
 
 def _autotunes(source: str) -> bool:

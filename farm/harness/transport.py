@@ -8,9 +8,9 @@ from typing import Any
 
 import torch
 
-from farm.harness import cudaipc, replies
+from farm.harness import cudaipc
 from farm.harness.record import Setting
-from farm.harness.replies import BadReply
+from farm.harness.replies import BadReply, DeviceOutputs
 
 
 class Transport:
@@ -32,22 +32,19 @@ class Transport:
         self.setting.output_transport = _described(why)
 
     def received(
-        self, header: dict[str, Any], tensors: list[torch.Tensor], ref: list[torch.Tensor]
+        self, outputs: DeviceOutputs, tensors: list[torch.Tensor], ref: list[torch.Tensor]
     ) -> list[torch.Tensor]:
         """A reply's outputs: those the worker left on the device, copied into the trusted
         side's memory (laid out as `ref`, the reference outputs), else the frame's tensors.
         Raises BadReply for a malformed entry, cudaipc.IpcError when a handle does not open."""
-        if "outputs_ipc_error" in header and self.on_device:
-            self.to_pipe(
-                "the worker could not share its outputs: "
-                + replies.text(header["outputs_ipc_error"], 300)
-            )
-        if "outputs_ipc" not in header:
+        if outputs.error is not None and self.on_device:
+            self.to_pipe(f"the worker could not share its outputs: {outputs.error}")
+        if not outputs.sent:
             return tensors
         if not self.on_device or tensors:
             raise BadReply("outputs on the device were not asked for, or came with tensors")
         try:
-            entries = cudaipc.parse(header["outputs_ipc"])
+            entries = cudaipc.parse(outputs.entries)
             return cudaipc.receive(entries, ref, self.device)
         except cudaipc.BadEntry as exc:
             raise BadReply(str(exc)) from None
@@ -67,13 +64,13 @@ class Picks:
         return {"outputs": "ipc"} if self.transport.on_device else {}
 
     def receive(
-        self, header: dict[str, Any], tensors: list[torch.Tensor], picks: list[int]
+        self, outputs: DeviceOutputs, tensors: list[torch.Tensor], picks: list[int]
     ) -> list[torch.Tensor] | None:
-        if "outputs_ipc" not in header:
-            return self.transport.received(header, tensors, [])
+        if not outputs.sent:
+            return self.transport.received(outputs, tensors, [])
         expected = [t for index in picks for t in self.reference(index)]
         try:
-            return self.transport.received(header, tensors, expected)
+            return self.transport.received(outputs, tensors, expected)
         except cudaipc.IpcError as exc:
             self.transport.to_pipe(str(exc))  # the worker still keeps them: ask again
             return None

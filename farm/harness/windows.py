@@ -45,11 +45,11 @@ class PickTransport(Protocol):
         ...
 
     def receive(
-        self, header: dict[str, Any], tensors: list[torch.Tensor], picks: list[int]
+        self, outputs: replies.DeviceOutputs, tensors: list[torch.Tensor], picks: list[int]
     ) -> list[torch.Tensor] | None:
-        """The picked calls' outputs as the trusted side's own tensors, from the reply's header
-        and its frame's `tensors`; None when the hand-off failed and the transport changed, so
-        the same calls must be asked for again."""
+        """The picked calls' outputs as the trusted side's own tensors, from what the reply
+        says of those on the device and its frame's `tensors`; None when the hand-off failed
+        and the transport changed, so the same calls must be asked for again."""
         ...
 
 
@@ -247,7 +247,10 @@ class WindowDriver:
             )
             turnaround_ms = (time.perf_counter() - asked) * 1000
             began = time.perf_counter()
-            outputs = self.transport.receive(header, tensors, picks) if self.transport else tensors
+            on_device = replies.device_outputs(header)
+            outputs = (
+                self.transport.receive(on_device, tensors, picks) if self.transport else tensors
+            )
             run.verify_s += time.perf_counter() - began
         run.picks_ms.append(turnaround_ms)
         picked = replies.picks(header, asked=picks, tensors=len(outputs))

@@ -340,7 +340,7 @@ class _DeviceFirst:
     def fields(self):
         return {"outputs": "ipc"} if self.on_device else {}
 
-    def receive(self, header, tensors, picks):
+    def receive(self, outputs, tensors, picks):
         if self.fail_once and self.on_device:
             self.on_device = False
             return None

@@ -132,12 +132,14 @@ def add(a, b, n):
     [(AUTOTUNED, True), ("import triton\n\n@triton.jit\ndef add(a):\n    pass\n", False)],
 )
 def test_the_workers_unsupported_is_believed_only_of_an_autotuning_source(source, believed):
+    from farm.harness import replies
+
     header = {"ok": False, "status": "UNSUPPORTED", "detail": "autotune'd"}
-    got = simreplay.worker_unsupported(header, source)
+    got = simreplay.worker_unsupported(replies.trace(header), source)
     assert (got is not None) == believed
     if got is not None:
         assert got["status"] == "UNSUPPORTED"
-    assert simreplay.worker_unsupported({"ok": True}, AUTOTUNED) is None
+    assert simreplay.worker_unsupported(replies.trace({"ok": True}), AUTOTUNED) is None
 
 
 def test_an_unbelieved_unsupported_is_a_failure_of_the_kernel():
