@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import shutil
 import time
 from collections.abc import Callable
@@ -117,7 +116,7 @@ class JobRunner:
         """This slot's pre-started harness workers (farm.harness.pool), made on first use, so a
         warm node does not start Python, torch and a sandbox for every job. FARM_AGENT_WARM_POOL=0
         turns it off; tests that pass their own `evaluate` never start one."""
-        if self.evaluate is not default_evaluate or os.environ.get("FARM_AGENT_WARM_POOL") == "0":
+        if self.evaluate is not default_evaluate or not self.cfg.warm_pool:
             return None
         if self._pool is None:
             import atexit
