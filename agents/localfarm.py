@@ -23,6 +23,7 @@ from typing import Any
 import requests
 
 from agents.config import REPO_ROOT
+from farm.config import child_env
 from farm.supervise import manage_json, manage_py
 
 
@@ -51,13 +52,14 @@ class LocalFarm:
         workdir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.env = {
-            **os.environ,
-            "FARM_VAR_DIR": str(workdir / "var"),
-            "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
-            "PYTHONUNBUFFERED": "1",
-            **env,
-        }
+        self.env = child_env(
+            {
+                "FARM_VAR_DIR": str(workdir / "var"),
+                "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+                "PYTHONUNBUFFERED": "1",
+                **env,
+            }
+        )
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.tokens: dict[str, Any] = {}
 
