@@ -139,6 +139,13 @@ class NodeSettings:
     suites_path: tuple[Path, ...] = ()  # FARM_SUITES_PATH: more directories holding suites
     var_dir: Path = REPO_ROOT / "var"  # FARM_VAR_DIR: the local farm's state (`farm up`)
     tmpdir: Path | None = None  # TMPDIR: a sandboxed worker's scratch directory (it makes it)
+    # the harness's own knobs (docs/agents.md, "Node settings")
+    baseline_cache: bool = True  # FARM_BASELINE_CACHE: reuse a node's measured baselines
+    baseline_cache_ttl_s: float = 86400.0  # FARM_BASELINE_CACHE_TTL_S: measure again after
+    output_transport: str = "auto"  # FARM_OUTPUT_TRANSPORT: "pipe" turns device hand-off off
+    cooldown_margin_c: float = 6.0  # FARM_COOLDOWN_MARGIN_C: thermal gate's margin
+    cooldown_max_s: float = 8.0  # FARM_COOLDOWN_MAX_S: its longest wait (0: off)
+    omp_num_threads: str = "1"  # OMP_NUM_THREADS: a sandboxed worker's CPU threads
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> NodeSettings:
@@ -157,6 +164,12 @@ class NodeSettings:
             suites_path=_paths(env.text("FARM_SUITES_PATH"), os.pathsep),
             var_dir=Path(env.text("FARM_VAR_DIR", str(REPO_ROOT / "var"))).resolve(),
             tmpdir=_path_or_none(env.raw("TMPDIR")),
+            baseline_cache=env.flag("FARM_BASELINE_CACHE", True),
+            baseline_cache_ttl_s=env.number("FARM_BASELINE_CACHE_TTL_S", 86400.0, minimum=0.0),
+            output_transport=env.choice("FARM_OUTPUT_TRANSPORT", "auto", ("auto", "pipe")),
+            cooldown_margin_c=env.number("FARM_COOLDOWN_MARGIN_C", 6.0, minimum=0.0),
+            cooldown_max_s=env.number("FARM_COOLDOWN_MAX_S", 8.0, minimum=0.0),
+            omp_num_threads=env.text("OMP_NUM_THREADS", "1"),
         )
 
 
@@ -203,6 +216,13 @@ def node_settings_forget() -> None:
     (tests, which change the environment between steps)."""
     global _node_settings
     _node_settings = None
+
+
+def take_secret(name: str) -> str | None:
+    """NAME's value, removed from this process's environment so that no child inherits it
+    (the leaderboard's secret seed); None when unset or blank."""
+    value = os.environ.pop(name, "").strip()
+    return value or None
 
 
 def child_env(overrides: Mapping[str, str] | None = None) -> dict[str, str]:

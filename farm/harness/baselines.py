@@ -28,6 +28,7 @@ from typing import Any
 
 import torch
 
+from farm.config import node_settings
 from farm.hardware import kinds
 from farm.harness.timing import TimingPolicy
 from farm.suite.loader import farm_home
@@ -42,7 +43,7 @@ def cache_dir() -> Path:
 
 
 def enabled() -> bool:
-    return os.environ.get(ENABLE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+    return node_settings().baseline_cache
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ class BaselineCache:
     def __init__(self, scope: Scope, root: Path | None = None, ttl_s: float | None = None):
         self.scope = scope
         self.root = root or cache_dir()
-        self.ttl_s = ttl_s if ttl_s is not None else float(os.environ.get(TTL_ENV, DEFAULT_TTL_S))
+        self.ttl_s = ttl_s if ttl_s is not None else node_settings().baseline_cache_ttl_s
 
     def _path(self, workload: str, kind: str) -> Path:
         return self.root / f"{self.scope.key(workload, kind)}.json"

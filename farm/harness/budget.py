@@ -17,10 +17,10 @@ names each variable; .env.example documents them).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
+from farm.config import Env
 from farm.sandbox.limits import GiB, Limits, MiB
 
 if TYPE_CHECKING:  # sizing a worker's limits needs no torch (farm.harness.prestart)
@@ -62,11 +62,11 @@ class LimitPolicy:
     def from_env(cls, environ: dict[str, str] | None = None) -> LimitPolicy:
         """Defaults overridden by FARM_LIMIT_<FIELD> (e.g. FARM_LIMIT_TIME_FACTOR=40). Raises
         ValueError naming the variable when a value is not a positive number."""
-        env = os.environ if environ is None else environ
+        env = Env(environ=environ)
         values: dict[str, Any] = {}
         for f in fields(cls):
-            raw = env.get(ENV_PREFIX + f.name.upper())
-            if raw is None or not raw.strip():
+            raw = env.raw(ENV_PREFIX + f.name.upper())
+            if raw is None:
                 continue
             kind = int if f.type in (int, "int") else float
             try:

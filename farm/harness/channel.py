@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import threading
@@ -10,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from farm.config import Env, node_settings
 from farm.hardware import kinds
 from farm.harness import protocol
 from farm.sandbox import DeviceAssignment, Limits, Runner
@@ -238,6 +238,7 @@ def worker_env(spec: WorkerSpec) -> dict[str, str]:
     root = str(Path(farm.__file__).resolve().parent.parent)
     kind = kinds.get_kind(spec.device)
     tools = node_toolchain(kind.gpu_vendor)
+    settings = node_settings()
     env = {
         "PATH": tools.path_value(),
         "PYTHONPATH": root,
@@ -248,18 +249,18 @@ def worker_env(spec: WorkerSpec) -> dict[str, str]:
         "TRITON_CACHE_DIR": str(spec.workdir / "triton-cache"),
         "TORCHINDUCTOR_CACHE_DIR": str(spec.workdir / "inductor-cache"),
         "TORCH_EXTENSIONS_DIR": str(spec.workdir / "torch-extensions"),
-        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+        "OMP_NUM_THREADS": settings.omp_num_threads,
         # Inductor compiles in the worker's own process: its default pool of compile processes
         # would outlive every torch.compile call, and a child process left behind by a call is
         # work outside the timer the guard rejects (PROCESS_LEFT_RUNNING)
         "TORCHINDUCTOR_COMPILE_THREADS": "1",
         **tools.env,
     }
-    if "LD_LIBRARY_PATH" in os.environ:
-        env["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
+    if settings.library_path:
+        env["LD_LIBRARY_PATH"] = ":".join(str(p) for p in settings.library_path)
     var = kind.pin_variable
     if var is not None:
-        env[var] = _visible(os.environ.get(var), spec.device_index)
+        env[var] = _visible(Env().raw(var), spec.device_index)
     return env
 
 

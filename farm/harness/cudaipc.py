@@ -28,11 +28,12 @@ result's environment says why (`output_transport`).
 from __future__ import annotations
 
 import ctypes
-import os
 from dataclasses import dataclass
 from typing import Any
 
 import torch
+
+from farm.config import node_settings
 
 HANDLE_BYTES = 64  # CU_IPC_HANDLE_SIZE
 MAX_OUTPUTS = 64  # entries one reply may carry
@@ -78,7 +79,7 @@ def call(name: str, *args: Any) -> None:
 
 def unavailable_reason(device: torch.device) -> str | None:
     """Why outputs cannot be handed over on `device` (None: they can)."""
-    if os.environ.get(TRANSPORT_ENV, "").strip().lower() == "pipe":
+    if node_settings().output_transport == "pipe":
         return f"{TRANSPORT_ENV}=pipe on this node"
     if device.type != "cuda" or torch.version.hip is not None:
         return "device hand-off is CUDA only"

@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import os
 
+from farm.config import take_secret
+
 PUBLIC_BASE = 20261122
 
 
@@ -37,5 +39,4 @@ def choose_base(*, leaderboard: bool, timed: bool, given: int | None) -> tuple[i
 
 def secret_base() -> str:
     """The secret base for leaderboard mode; removes FARM_SECRET_SEED from the environment."""
-    value = os.environ.pop("FARM_SECRET_SEED", "")
-    return value or os.urandom(16).hex()
+    return take_secret("FARM_SECRET_SEED") or os.urandom(16).hex()

@@ -9,13 +9,13 @@ coolest temperature it has seen this process. Clocks and power limits are never 
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 
-# Defaults keep the wait short enough for a busy node (FARM_COOLDOWN_MAX_S=0 turns it off).
-MARGIN_C = float(os.environ.get("FARM_COOLDOWN_MARGIN_C", "6"))
-MAX_WAIT_S = float(os.environ.get("FARM_COOLDOWN_MAX_S", "8"))
+from farm.config import node_settings
+
+# The margin and the longest wait are node settings (FARM_COOLDOWN_MARGIN_C, default 6;
+# FARM_COOLDOWN_MAX_S, default 8, 0 turns the gate off): short enough for a busy node.
 _coolest: dict[int, float] = {}
 
 
@@ -32,9 +32,13 @@ def temperature_c(index: int) -> float | None:
 
 
 def cool_down(
-    index: int, *, margin_c: float = MARGIN_C, max_s: float = MAX_WAIT_S
+    index: int, *, margin_c: float | None = None, max_s: float | None = None
 ) -> dict[str, Any]:
-    """Wait until the device is within `margin_c` of its coolest reading; return what happened."""
+    """Wait until the device is within `margin_c` of its coolest reading; return what happened.
+    Unset, `margin_c` and `max_s` are the node's settings."""
+    settings = node_settings()
+    margin_c = settings.cooldown_margin_c if margin_c is None else margin_c
+    max_s = settings.cooldown_max_s if max_s is None else max_s
     start = time.monotonic()
     first = temp = temperature_c(index)
     if temp is None or max_s <= 0:

@@ -31,8 +31,11 @@ def main() -> int:
     chan_in, chan_out = _take_channel()
     # The scratch dir is made by the worker itself, so that it belongs to the sandbox's user
     # (nvcc and the linker write there and, unlike Python's tempfile, have no fallback).
-    if os.environ.get("TMPDIR"):
-        os.makedirs(os.environ["TMPDIR"], exist_ok=True)
+    from farm.config import node_settings
+
+    tmpdir = node_settings().tmpdir
+    if tmpdir is not None:
+        os.makedirs(tmpdir, exist_ok=True)
     from farm.harness import protocol
 
     setup, _ = protocol.recv(chan_in)
