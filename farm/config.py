@@ -191,29 +191,57 @@ def _path_or_none(value: str | None) -> Path | None:
     return Path(value) if value else None
 
 
-_node_settings: NodeSettings | None = None
+# The variables NodeSettings reads (with every FARM_SANDBOX_IMAGE_*): the parsed object is kept
+# while they hold the values it was read from.
+NODE_VARIABLES = (
+    "FARM_SANDBOX",
+    "FARM_ALLOW_UNSANDBOXED",
+    "FARM_SANDBOX_USER",
+    "FARM_SANDBOX_RUNTIME",
+    "DOCKER_HOST",
+    "CC",
+    "LD_LIBRARY_PATH",
+    "FARM_SUITES_PATH",
+    "FARM_VAR_DIR",
+    "TMPDIR",
+    "FARM_BASELINE_CACHE",
+    "FARM_BASELINE_CACHE_TTL_S",
+    "FARM_OUTPUT_TRANSPORT",
+    "FARM_COOLDOWN_MARGIN_C",
+    "FARM_COOLDOWN_MAX_S",
+    "OMP_NUM_THREADS",
+)
+_node_settings: tuple[tuple[str | None, ...], NodeSettings] | None = None
+
+
+def _node_key() -> tuple[str | None, ...]:
+    images = sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith(SANDBOX_IMAGE_PREFIX))
+    return (*(os.environ.get(name) for name in NODE_VARIABLES), *images)
 
 
 def node_settings() -> NodeSettings:
-    """This process's node settings, read from the environment at the first call (start-up);
-    raises EnvError naming a bad value."""
-    if _node_settings is None:
+    """This process's node settings, parsed from the environment at the first call (start-up)
+    and kept while the variables they were read from are unchanged: a process that changes its
+    environment on purpose (`farm agent`'s options, a test) gets them read again, never a stale
+    object. Raises EnvError naming a bad value."""
+    key = _node_key()
+    if _node_settings is None or _node_settings[0] != key:
         return node_settings_load()
-    return _node_settings
+    return _node_settings[1]
 
 
 def node_settings_load() -> NodeSettings:
-    """Read the node settings from the environment now and keep them for `node_settings()`:
-    for a process that changed its own environment on purpose (`farm agent`'s options, tests)."""
+    """Read the node settings from the environment now and keep them for `node_settings()`."""
     global _node_settings
     _node_settings = None  # a bad value must not leave the old object in force
-    _node_settings = NodeSettings.from_env()
-    return _node_settings
+    key = _node_key()
+    settings = NodeSettings.from_env()
+    _node_settings = (key, settings)
+    return settings
 
 
 def node_settings_forget() -> None:
-    """Drop the settings read so far; the next `node_settings()` reads the environment again
-    (tests, which change the environment between steps)."""
+    """Drop the settings read so far; the next `node_settings()` reads the environment again."""
     global _node_settings
     _node_settings = None
 

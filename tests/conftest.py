@@ -6,29 +6,9 @@ import os
 
 import pytest
 
-from farm import config
-
 # Baselines are measured afresh in every test (a node's baseline cache would let one test's
 # measurement stand in for another's); tests/harness/test_baseline_cache.py turns it on.
 os.environ.setdefault("FARM_BASELINE_CACHE", "0")
-
-
-@pytest.fixture(autouse=True)
-def node_settings_follow_the_environment(monkeypatch: pytest.MonkeyPatch):
-    """A process reads its node settings once (farm.config.node_settings); a test changes the
-    environment as it goes, so here each test starts from a fresh read and every
-    `monkeypatch.setenv`/`delenv` is followed by another."""
-    for name in ("setenv", "delenv"):
-        change = getattr(monkeypatch, name)
-
-        def change_and_forget(*args, _change=change, **kwargs):
-            _change(*args, **kwargs)
-            config.node_settings_forget()
-
-        setattr(monkeypatch, name, change_and_forget)
-    config.node_settings_forget()
-    yield
-    config.node_settings_forget()
 
 
 @pytest.hookimpl(trylast=True)  # after pytest-django's ordering, which the stable sort keeps

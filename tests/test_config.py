@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from farm.config import (
+    NODE_VARIABLES,
     Env,
     EnvError,
     NodeSettings,
@@ -102,19 +103,25 @@ def test_a_bad_node_setting_is_named():
         NodeSettings.from_env({"FARM_SANDBOX": "chroot"})
 
 
-def test_node_settings_are_read_once_until_forgotten(monkeypatch):
-    os.environ["FARM_SANDBOX_USER"] = "first"  # not monkeypatch: that forgets on each change
-    try:
-        assert node_settings().sandbox_user == "first"
-        os.environ["FARM_SANDBOX_USER"] = "second"
-        assert node_settings().sandbox_user == "first"
-        assert node_settings_load().sandbox_user == "second"
-        assert node_settings().sandbox_user == "second"
-    finally:
-        del os.environ["FARM_SANDBOX_USER"]
-        node_settings_forget()
-    monkeypatch.setenv("FARM_SANDBOX", "process")
-    assert node_settings().sandbox == "process"
+def test_node_settings_are_read_once_and_again_when_their_variables_change(monkeypatch):
+    monkeypatch.setenv("FARM_SANDBOX_USER", "first")
+    first = node_settings()
+    assert first.sandbox_user == "first" and node_settings() is first  # kept, not re-read
+    monkeypatch.setenv("FARM_UNRELATED_VARIABLE", "x")
+    assert node_settings() is first
+    monkeypatch.setenv("FARM_SANDBOX_USER", "second")  # never a stale object
+    assert node_settings().sandbox_user == "second"
+    monkeypatch.setenv("FARM_SANDBOX_IMAGE_CPU", "img:1")
+    assert node_settings().sandbox_images == {"cpu": "img:1"}
+    node_settings_forget()
+    assert node_settings_load() == node_settings()
+
+
+def test_every_node_setting_has_its_variable_in_the_key():
+    # a field read from a variable missing in NODE_VARIABLES could be served stale
+    assert len(set(NODE_VARIABLES)) == len(NODE_VARIABLES)
+    fields = NodeSettings.__dataclass_fields__
+    assert len(fields) == len(NODE_VARIABLES) + 1  # + sandbox_images, read by its prefix
 
 
 def test_a_child_starts_from_this_environment_with_overrides(monkeypatch):
