@@ -237,9 +237,10 @@ def _resolve_parts(name: str, root: str, parts: list[ast.Attribute]) -> int:
             return i
         if isinstance(obj, types.ModuleType) and obj not in _allowed_modules():
             raise _fail(name, part, f"{shown} passes through module {obj.__name__}")
-        if part.attr not in vars(obj):
+        names = _namespace(obj) if isinstance(obj, types.ModuleType) else vars(obj)
+        if part.attr not in names:
             raise _fail(name, part, f"{shown} is not defined by {_label(obj)}")
-        obj = vars(obj)[part.attr]
+        obj = names[part.attr]
         if isinstance(obj, types.ModuleType):
             if obj in _allowed_modules():
                 continue
@@ -283,6 +284,15 @@ def _allowed_modules() -> tuple[types.ModuleType, ...]:
 
 
 @functools.cache
+def _namespace(module: types.ModuleType) -> dict[str, Any]:
+    """An allowed module's names as this process first saw them. Triton's interpreter swaps
+    tl's builtins for wrappers while a kernel runs and puts them back after (and a device
+    function's call may leave them swapped): names are resolved against one copy, so that
+    a kernel is judged the same whichever state the interpreter left the module in."""
+    return dict(vars(module))
+
+
+@functools.cache
 def _allowed_objects() -> tuple[Any, ...]:
     """The objects a kernel may name: what triton.language and triton.language.math define
     (functions, JIT functions, classes, dtypes, int constants), never a module and never what
@@ -292,7 +302,7 @@ def _allowed_objects() -> tuple[Any, ...]:
 
     out: list[Any] = [triton.cdiv]
     for module in _allowed_modules():
-        for key, obj in vars(module).items():
+        for key, obj in _namespace(module).items():
             if key.startswith("_") or isinstance(obj, types.ModuleType):
                 continue
             value = isinstance(obj, (tl.dtype, int, float)) and not isinstance(obj, bool)

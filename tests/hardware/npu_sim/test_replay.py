@@ -29,6 +29,23 @@ def test_a_triton_language_kernel_is_accepted():
     check_source(Kernel("f", GOOD))
 
 
+def test_a_kernel_is_judged_the_same_while_the_interpreter_has_tl_patched():
+    # Triton's interpreter swaps tl's builtins for wrappers while a kernel runs (and a device
+    # function's call can leave them swapped): the check must not see the swap.
+    from triton.runtime import interpreter as interp
+
+    def uses_tl():
+        return tl.program_id
+
+    scope = interp._patch_lang(uses_tl)
+    try:
+        assert "interpreter" in tl.program_id.__module__
+        check_source(Kernel("f", GOOD))
+    finally:
+        scope.restore()
+    check_source(Kernel("f", GOOD))
+
+
 @pytest.mark.parametrize(
     "line, why",
     [
