@@ -170,15 +170,11 @@ class Showcase:
 
         problems = sorted({e.problem for e in self.examples if e.mode == "leaderboard"})
         for problem, hw in ((p, h) for p in problems for h in hardware):
-            ns = argparse.Namespace(
-                problem=problem,
-                hw=hw,
-                suite="core-v1",
-                json=None,
-                url=self.url,
-                token=None,
-                profile=LOCAL_PROFILE,
-            )
+            # the command's own parser gives every option its default (new ones included)
+            parser = argparse.ArgumentParser()
+            board.add_arguments(parser)
+            ns = parser.parse_args([problem, "--hw", hw, "--suite", "core-v1"])
+            ns.url, ns.token, ns.profile = self.url, None, LOCAL_PROFILE
             board.run(ns)
 
 
