@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from farm.errors import FarmError
-from farm.suite.importers import FORMATS
+from farm.suite.importers import FORMATS, IMPORTERS
 
 
 def add_import_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +29,8 @@ def run_import(args: argparse.Namespace) -> int:
     root: Path = args.directory
     if not root.is_dir():
         raise FarmError(f"{root}: not a directory", hint="pass the folder holding the problems")
-    drafts, skipped = importer(args.format)(root)
+    source = IMPORTERS[args.format]
+    drafts, skipped = source.load().import_dir(root)
     name = args.name or f"{args.format}-{root.resolve().name}"
     dest = args.dest or user_suite_dir()
     try:
@@ -46,11 +47,9 @@ def run_import(args: argparse.Namespace) -> int:
             ) from None
         raise
     skipped += not_loaded
-    if args.format == "flashinfer":
-        from farm.suite.importers import flashinfer
-
+    if source.has_solutions:
         out = dest.parent / "solutions" / name
-        written, notes = flashinfer.convert_solutions(root, out)
+        written, notes = source.load().convert_solutions(root, out)
         skipped += notes
         if written:
             print(f"{len(written)} solutions written as submission files to {out}", file=sys.stderr)
@@ -70,17 +69,3 @@ _MISSING = re.compile(r"No module named '([\w.]+)'")
 def _print_skipped(skipped: list[str]) -> None:
     for line in skipped:
         print(f"skipped {line}", file=sys.stderr)
-
-
-def importer(fmt: str):
-    if fmt == "kernelbench":
-        from farm.suite.importers import kernelbench
-
-        return kernelbench.import_dir
-    if fmt == "gpumode":
-        from farm.suite.importers import gpumode
-
-        return gpumode.import_dir
-    from farm.suite.importers import flashinfer
-
-    return flashinfer.import_dir
