@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
-import hashlib
 import logging
 import os
 import signal
@@ -40,6 +39,7 @@ from farm.eval_daemon.wire import (
     send_line,
     settings_fingerprint,
     socket_path,
+    tree_stamp,
 )
 from farm.wire import WireError
 
@@ -166,7 +166,7 @@ class Daemon:
             root = find_suite(suite).resolve()
         except FarmError:
             return None
-        stamp = suite_stamp(root)
+        stamp = tree_stamp(root)
         seen = self.suite_stamps.setdefault(root, stamp)
         return None if seen == stamp else f"suite {root.name} changed on disk ({root})"
 
@@ -177,13 +177,6 @@ class Daemon:
         for pool in self.pools.values():
             pool.close()
         self.pools.clear()
-
-
-def suite_stamp(root: Path) -> str:
-    """A digest of every file under a suite directory: path, size and modification time."""
-    files = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-    stats = [(str(p.relative_to(root)), p.stat().st_size, p.stat().st_mtime_ns) for p in files]
-    return hashlib.sha256(repr(stats).encode()).hexdigest()
 
 
 def _refused(message: str, internal: bool = False) -> Reply:

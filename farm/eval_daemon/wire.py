@@ -41,13 +41,21 @@ def settings_fingerprint() -> str:
     return hashlib.sha256(json.dumps(pairs).encode()).hexdigest()[:16]
 
 
-def code_stamp() -> str:
-    """A digest of the farm package's Python files (path, size, modification time): a daemon
-    serves only a client of the same code, and stops when the code changed under it."""
-    package = Path(__file__).resolve().parents[1]
-    files = sorted(package.rglob("*.py"))
-    stats = [(str(p.relative_to(package)), p.stat().st_size, p.stat().st_mtime_ns) for p in files]
+def tree_stamp(root: Path, pattern: str = "*") -> str:
+    """A digest of the files under `root` matching `pattern` (path, size, modification time;
+    __pycache__ left out): what changed on disk since a stamp was taken."""
+    stats = []
+    for p in sorted(root.rglob(pattern)):
+        if p.is_file() and "__pycache__" not in p.parts:
+            st = p.stat()
+            stats.append((str(p.relative_to(root)), st.st_size, st.st_mtime_ns))
     return hashlib.sha256(repr(stats).encode()).hexdigest()[:16]
+
+
+def code_stamp() -> str:
+    """The farm package's Python files' stamp: a daemon serves only a client of the same code,
+    and stops when the code changed under it."""
+    return tree_stamp(Path(__file__).resolve().parents[1], "*.py")
 
 
 @dataclass(frozen=True)
