@@ -33,10 +33,6 @@ from farm.hardware import kinds
 from farm.harness.timing import TimingPolicy
 from farm.suite.loader import farm_home
 
-ENABLE_ENV = "FARM_BASELINE_CACHE"
-TTL_ENV = "FARM_BASELINE_CACHE_TTL_S"
-DEFAULT_TTL_S = 86400.0
-
 
 def cache_dir() -> Path:
     return farm_home() / "baselines"
